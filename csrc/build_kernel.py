@@ -1,0 +1,45 @@
+"""cffi (API mode) build script for the interpolation kernel.
+
+Used by setup.py (`cffi_modules`) and runnable on its own to build in place:
+    python csrc/build_kernel.py
+"""
+import os
+from pathlib import Path
+
+from cffi import FFI
+
+HERE = Path(__file__).resolve().parent
+# setuptools wants paths relative to the project root.
+REL = os.path.relpath(HERE)
+
+ffibuilder = FFI()
+ffibuilder.cdef(
+    """
+    #define MK_LINEAR 0
+    #define MK_CUBIC 1
+    #define MK_QUINTIC 2
+    typedef struct {
+        int32_t n;
+        const double *t0; const double *dur;
+        const double *q0; const double *q1; const double *v0; const double *v1;
+        const int32_t *profile;
+        const double *g_t0; const double *g_dur;
+        const double *kp0; const double *kp1; const double *kd0; const double *kd1;
+        const double *tau_ff;
+        const double *q_min; const double *q_max; const double *v_max;
+        double *pos; double *vel; double *kp; double *kd; double *tau;
+    } mk_plan;
+    int32_t mk_step(const mk_plan *plan, double t);
+    """
+)
+ffibuilder.set_source(
+    "controller._kernel",
+    '#include "kernel.h"',
+    sources=[os.path.join(REL, "kernel.c")],
+    include_dirs=[REL],
+    extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
+    libraries=["m"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(tmpdir=str(HERE.parent), verbose=False)

@@ -1,0 +1,55 @@
+/*
+ * motiond interpolation kernel: one call per tick evaluates every joint's
+ * active segment and writes the joint command into caller-owned buffers.
+ *
+ * All arrays hold n elements and are owned by the caller (numpy buffers in
+ * controller/native.py); the kernel never allocates.
+ */
+#ifndef MOTIOND_KERNEL_H
+#define MOTIOND_KERNEL_H
+
+#include <stdint.h>
+
+/* Segment profiles. */
+#define MK_LINEAR  0  /* constant velocity from q0 to q1 */
+#define MK_CUBIC   1  /* Hermite cubic: q0 with velocity v0 to q1 with velocity v1 */
+#define MK_QUINTIC 2  /* minimum jerk: zero velocity and acceleration at both ends */
+
+typedef struct {
+    int32_t n;
+    /* per-joint segment: position profile over [t0, t0 + dur] (seconds) */
+    const double *t0;
+    const double *dur;
+    const double *q0;
+    const double *q1;
+    const double *v0;
+    const double *v1;
+    const int32_t *profile;
+    /* per-joint gain ramp: linear from (kp0, kd0) to (kp1, kd1) over [g_t0, g_t0 + g_dur] */
+    const double *g_t0;
+    const double *g_dur;
+    const double *kp0;
+    const double *kp1;
+    const double *kd0;
+    const double *kd1;
+    const double *tau_ff;
+    /* per-joint limits */
+    const double *q_min;
+    const double *q_max;
+    const double *v_max;
+    /* outputs */
+    double *pos;
+    double *vel;
+    double *kp;
+    double *kd;
+    double *tau;
+} mk_plan;
+
+/*
+ * Evaluate every joint at time t (seconds). Returns the number of joints whose
+ * position or velocity was clamped to its limits, or whose segment produced a
+ * non-finite value (which is replaced by the segment start, a finite value).
+ */
+int32_t mk_step(const mk_plan *plan, double t);
+
+#endif
