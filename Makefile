@@ -8,7 +8,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 ARGS   ?=
 
-KERNEL_SRC := csrc/kernel.c csrc/kernel.h csrc/build_kernel.py
+KERNEL_SRC := $(wildcard csrc/*.c csrc/*.h) csrc/build_kernel.py
 LCM_SRC    := $(wildcard lcmtypes/*.lcm)
 MSGS       := controller/msgs/__init__.py
 DEPS_STAMP := $(VENV)/.deps-installed

@@ -1,0 +1,3 @@
+"""motiond: a motion-controller daemon for legged robots."""
+
+__version__ = "0.1.0"

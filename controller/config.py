@@ -170,8 +170,10 @@ def _load_fsm(path: Path) -> FsmTable:
     modes = r.get("modes", dict)
     names: dict[int, str] = {}
     for mode, entry in modes.items():
-        if not isinstance(mode, int) or not isinstance(entry, dict) or "name" not in entry:
-            raise r.fail(f"modes.{mode}", "expected `<int>: {name: ...}`")
+        if not isinstance(mode, int) or not isinstance(entry, dict) \
+                or not isinstance(entry.get("name"), str):
+            raise r.fail(f"modes.{mode}", "expected `<int>: {name: <string>}` (quote names "
+                                          "like \"OFF\" that YAML reads as booleans)")
         names[mode] = str(entry["name"])
     immediate: dict[int, frozenset[int]] = {}
     when_ready: dict[int, frozenset[int]] = {}

@@ -30,12 +30,14 @@ ffibuilder.cdef(
         double *pos; double *vel; double *kp; double *kd; double *tau;
     } mk_plan;
     int32_t mk_step(const mk_plan *plan, double t);
+    int64_t mk_now_ns(void);
+    int mk_sleep_until(int64_t deadline_ns);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
-    sources=[os.path.join(REL, "kernel.c")],
+    sources=[os.path.join(REL, "kernel.c"), os.path.join(REL, "rtclock.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

@@ -15,7 +15,12 @@ static void eval_segment(int32_t profile, double q0, double q1, double v0, doubl
                          double dur, double s, double *pos, double *vel)
 {
     const double dq = q1 - q0;
-    if (dur <= 0.0 || s >= 1.0) {
+    if (dur <= 0.0) {           /* a set point, with v1 as velocity feed-forward */
+        *pos = q1;
+        *vel = v1;
+        return;
+    }
+    if (s >= 1.0) {             /* the segment is over: hold its end */
         *pos = q1;
         *vel = 0.0;
         return;

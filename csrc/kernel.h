@@ -10,7 +10,8 @@
 
 #include <stdint.h>
 
-/* Segment profiles. */
+/* Segment profiles. A segment with dur <= 0 is a set point: position q1 with
+ * velocity v1. After its end a segment holds q1 with zero velocity. */
 #define MK_LINEAR  0  /* constant velocity from q0 to q1 */
 #define MK_CUBIC   1  /* Hermite cubic: q0 with velocity v0 to q1 with velocity v1 */
 #define MK_QUINTIC 2  /* minimum jerk: zero velocity and acceleration at both ends */
@@ -51,5 +52,11 @@ typedef struct {
  * non-finite value (which is replaced by the segment start, a finite value).
  */
 int32_t mk_step(const mk_plan *plan, double t);
+
+/* CLOCK_MONOTONIC now, in ns. */
+int64_t mk_now_ns(void);
+
+/* Sleep until the CLOCK_MONOTONIC time deadline_ns (absolute); 0 on success. */
+int mk_sleep_until(int64_t deadline_ns);
 
 #endif

@@ -1,0 +1,79 @@
+"""Mode 7 PURE_DAMPER (SPEC §6.5).
+
+Gait 0: passive damping for 3000 ticks (abad damping off after 2400), then a
+zero command. Gait 1 (while the command stays 7): interpolate to the lie pose
+over 600 ticks, then 400 ticks of damping only.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, TickContext
+
+PASSIVE_TICKS = 3000
+PASSIVE_ABAD_OFF_TICKS = 2400
+PASSIVE_FULL_BAR_TICKS = 2000
+LIE_TICKS = 600
+LIE_DAMP_TICKS = 400
+ENTRY_TOLERANCE = np.radians(4.0)
+
+
+class Damper(Behaviour):
+    mode = 7
+
+    def enter(self, ctx: TickContext) -> None:
+        if ctx.block.gait_id != 1:
+            self.enter_passive(ctx)
+            return
+        self.latched_gait = 1
+        self.count = 0
+        self.active = True  # running the active lie-down
+        start = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.kernel.move(start, self.cfg.lie_pose, ctx.t, LIE_TICKS * self.robot.dt)
+        kp, kd = self.robot.gains("lie_down")
+        self.kernel.set_gains(kp, kd)
+        self.kernel.tau_ff[:] = 0.0
+
+    def enter_passive(self, ctx: TickContext) -> None:
+        """Enter as the passive damper (gait 0): the timeout and EDAMP path."""
+        self.latched_gait = 0
+        self.count = 0
+        self.active = False
+        self._passive(ctx)
+        self.kernel.tau_ff[:] = 0.0
+
+    def _passive(self, ctx: TickContext) -> None:
+        self.kernel.hold(ctx.q)
+        _, kd = self.robot.gains("damper")
+        if self.count >= PASSIVE_TICKS:
+            kd = np.zeros_like(kd)
+        elif self.count >= PASSIVE_ABAD_OFF_TICKS:
+            kd = kd.copy()
+            kd[0::3] = 0.0
+        self.kernel.set_gains(np.zeros_like(kd), kd)
+
+    def run(self, ctx: TickContext) -> None:
+        self.count += 1
+        if self.active and ctx.block.mode != self.mode:
+            self.active = False  # the command left 7: continue as the passive damper
+        if not self.active:
+            self._passive(ctx)
+        elif self.count == LIE_TICKS:
+            _, kd = self.robot.gains("lie_down")
+            self.kernel.hold(self.cfg.lie_pose)
+            self.kernel.set_gains(np.zeros_like(kd), kd)
+
+    def ready(self) -> bool:
+        if self.active:
+            return self.count >= LIE_TICKS + LIE_DAMP_TICKS
+        return self.count >= PASSIVE_TICKS
+
+    def progress(self, ctx: TickContext) -> int:
+        if self.active:
+            return min(100, self.count * 100 // LIE_TICKS)
+        if self.count >= PASSIVE_FULL_BAR_TICKS:
+            return 100
+        return self.count * 100 // PASSIVE_TICKS
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return self.latched_gait

@@ -1,0 +1,74 @@
+"""Mode 15 MOTOR_CTRL: motor_ctrl arrays pass through with the safety rules of
+SPEC §6.9.
+
+err_flag bits: 0 the command is older than 10 ms (qd and tau scaled down);
+1 the command is older than 500 ms, or the entry wait is not over; 2 / 3 / 4 an
+abad / hip / knee target was more than the mutation limit from the measured
+angle and was pulled in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, TickContext
+
+STALE_MS = 10.0
+LOST_MS = 500.0
+ENTRY_WAIT = 5000          # counter units: it advances once per leg per tick
+ERR_STALE, ERR_LOST = 1 << 0, 1 << 1
+ERR_MUTATION = (1 << 2, 1 << 3, 1 << 4)
+
+
+class MotorCtrl(Behaviour):
+    mode = 15
+
+    def enter(self, ctx: TickContext) -> None:
+        self.err_flag = ERR_LOST     # set on entry until the wait and a zero frame
+        self.wait = 0
+        self.age_ms = float("inf")
+        self.run(ctx)
+
+    def run(self, ctx: TickContext) -> None:
+        legs = len(self.cfg.legs)
+        self.wait += legs
+        motor = ctx.motor
+        k = self.kernel
+        zero = np.zeros(k.n)
+        self.age_ms = motor.age_ms if motor is not None else float("inf")
+        if self.err_flag & ERR_LOST:
+            fresh_zero = (motor is not None and motor.age_ms < LOST_MS
+                          and not motor.kp.any() and not motor.kd.any() and not motor.tau.any())
+            if self.wait > ENTRY_WAIT and fresh_zero:
+                self.err_flag &= ~ERR_LOST
+        if motor is None or motor.age_ms >= LOST_MS:
+            # Lost: high damping only (SPEC §7).
+            self.err_flag |= ERR_LOST
+            _, kd = self.robot.gains("motor_ctrl_lost")
+            k.hold(ctx.q)
+            k.set_gains(zero, kd)
+            k.tau_ff[:] = 0.0
+            return
+        if self.err_flag & ERR_LOST:
+            # Waiting for the entry wait and a zero frame: limp.
+            self.go_limp(ctx)
+            return
+        flags = 0
+        qd, tau = motor.qd_des.copy(), motor.tau.copy()
+        if motor.age_ms > STALE_MS:
+            scale = motor.age_ms / STALE_MS
+            qd /= scale
+            tau /= scale
+            flags |= ERR_STALE
+        q = self.robot.inside_limits(motor.q_des, self.cfg.motor_ctrl_limit_margin, ctx.q)
+        limit = self.cfg.per_joint(self.cfg.motor_ctrl_mutation_limit)
+        q_limited = np.clip(q, ctx.q - limit, ctx.q + limit)
+        # The reference evaluates leg by leg and a later leg clears the bits an
+        # earlier one set, so the last leg's result stands (SPEC §6.9).
+        last_leg = (q_limited != q)[-3:]
+        for j in range(3):
+            if last_leg[j]:
+                flags |= ERR_MUTATION[j]
+        self.err_flag = flags
+        k.move(q_limited, q_limited, ctx.t, 0.0, v_start=qd, v_end=qd)
+        k.set_gains(np.clip(motor.kp, 0.0, None), np.clip(motor.kd, 0.0, None))
+        k.tau_ff[:] = np.clip(tau, -self.cfg.torque_limit, self.cfg.torque_limit)

@@ -1,0 +1,108 @@
+"""Mode 21 POSE_CTRL: position-controlled body pose (SPEC §6.1).
+
+Gait 5: absolute body height, joint-space linear to the IK pose for that
+height. Any other gait: a relative Cartesian move over the block's duration,
+stance feet fixed while the body turns about ctrl_point and shifts, swing feet
+(contact bit 0) moved by foot_pose. Successive blocks accumulate.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, BlockClock, TickContext, percent
+from controller.block import ALL_LEGS
+from controller.kinematics import rotation_rpy
+from controller.native import LINEAR
+
+ABSOLUTE_HEIGHT_GAIT = 5
+COMPLIANT_SWING_GAIT = 2
+HEIGHT_RANGE = (0.10, 0.30)   # m (SPEC §6.1; clamped, not frozen: SPEC §11)
+CONTINUOUS_TICKS = 1_800_000  # D = 0 counts as this long
+LIMIT_MARGIN = 0.06           # rad inside the joint limits
+ENTRY_TOLERANCE = np.radians(8.0)
+
+
+def stance_mask(contact: int, legs: int) -> np.ndarray:
+    """Per leg: True in support. A contact of 0 means all legs down."""
+    contact &= ALL_LEGS
+    if contact == 0:
+        contact = ALL_LEGS
+    return np.array([(contact >> i) & 1 == 1 for i in range(legs)])
+
+
+class PoseCtrl(Behaviour):
+    mode = 21
+
+    def enter(self, ctx: TickContext) -> None:
+        self.clock = BlockClock()
+        self.entry = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.kernel.hold(self.entry)
+        self.kernel.tau_ff[:] = 0.0
+        self.height: float | None = None
+        self.run(ctx)  # the entry tick is the block's first tick
+
+    def _gains(self, ctx: TickContext) -> None:
+        kp, kd = self.robot.gains("pose")
+        if ctx.block.gait_id == COMPLIANT_SWING_GAIT:
+            ckp, ckd = self.robot.gains("pose_swing_compliant")
+            swing = np.repeat(~stance_mask(ctx.block.contact, len(self.cfg.legs)), 3)
+            kp, kd = np.where(swing, ckp, kp), np.where(swing, ckd, kd)
+        self.kernel.set_gains(kp, kd)
+
+    def run(self, ctx: TickContext) -> None:
+        block = ctx.block
+        if block.mode != self.mode:
+            return  # a refused request: hold the current targets
+        if self.clock.advance(block):
+            # A new block starts from the current command (at entry: the entry pose).
+            self.q_block = self.entry if self.entry is not None else self.kernel.pos.copy()
+            self.entry = None
+            self.height = None
+            self._gains(ctx)
+        ticks = block.duration if block.duration > 0 else CONTINUOUS_TICKS
+        if block.gait_id == ABSOLUTE_HEIGHT_GAIT:
+            self._absolute_height(ctx, ticks)
+        else:
+            self._relative(ctx, ticks)
+
+    def _absolute_height(self, ctx: TickContext, ticks: int) -> None:
+        height = float(np.clip(ctx.block.pos_des[2], *HEIGHT_RANGE))
+        if height == self.height:
+            return
+        # New block or new height: restart from the current command.
+        start = self.q_block if self.height is None else self.kernel.pos.copy()
+        self.height = height
+        kin = self.robot.kin
+        q, _ = kin.inverse(kin.stance_feet(height))
+        target = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+        remaining = max(1, ticks - self.clock.count + 1)
+        self.kernel.move(start, target, ctx.t, remaining * self.robot.dt, LINEAR)
+
+    def _relative_target(self, ctx: TickContext, s: float) -> np.ndarray:
+        block = ctx.block
+        kin = self.robot.kin
+        legs = len(self.cfg.legs)
+        p0 = kin.forward(self.q_block.reshape(legs, 3))
+        centre = np.asarray(block.ctrl_point)
+        rot = rotation_rpy(*(s * np.asarray(block.rpy_des)))
+        shift = s * np.asarray(block.pos_des)
+        # Feet fixed in the world, seen from the body after it turned and moved.
+        stance = (p0 - centre - shift) @ rot + centre
+        swing = p0 + s * np.asarray(block.foot_pose[:3])
+        feet = np.where(stance_mask(block.contact, legs)[:, None], stance, swing)
+        q, _ = kin.inverse(feet)
+        return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+
+    def _relative(self, ctx: TickContext, ticks: int) -> None:
+        count = self.clock.count
+        now = self._relative_target(ctx, min(count / ticks, 1.0))
+        nxt = self._relative_target(ctx, min((count + 1) / ticks, 1.0))
+        # Stream one tick: position now, velocity toward the next tick's target.
+        self.kernel.move(now, nxt, ctx.t, self.robot.dt, LINEAR)
+
+    def progress(self, ctx: TickContext) -> int:
+        ticks = ctx.block.duration if ctx.block.duration > 0 else CONTINUOUS_TICKS
+        return percent(self.clock.count, ticks)
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return ctx.block.gait_id

@@ -1,0 +1,170 @@
+"""Mode 12 RECOVERY_STAND: stand up from whatever pose the legs are in (SPEC §6.2).
+
+A plan is a list of linear joint-space stages. From a crouch the robot stands
+straight up; from a folded or sprawled pose it first folds the legs. Progress
+(SPEC §5.11): 0 on entry, 80 when the legs are folded, 99 once standing has
+settled, 100 five ticks later. While any joint lags its target by more than
+the stuck threshold, the stage clock stops, so a blocked leg is not rushed.
+
+Gaits 17 / 18 (lie down on the left / right side) need a roll the kinematic
+controller cannot make; motiond lowers the body onto its belly in the lie pose
+instead, reporting the SPEC milestones.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, TickContext
+from controller.native import LINEAR
+
+STAND_TICKS = 350
+STAND_SETTLE_TICKS = 50
+FOLD_SETTLE_TICKS = 100
+PREPARE_TICKS = 1500
+FINAL_BAR_DELAY = 5
+STANDING_HEIGHT = (0.13, 0.45)       # m: start straight with StandUp inside this band
+ABAD_MARGIN = 0.05
+ABAD_CLIPPED_KP_SCALE = 0.3
+STUCK_THRESHOLD = np.radians(10.0)
+FOLDABLE_HIP = (-2.0, 0.6)           # rad: outside, prepare before folding
+LIE_SIDE_GAITS = (17, 18)
+CROUCH_HEIGHT = 0.18
+
+
+@dataclass
+class Stage:
+    target: np.ndarray
+    ticks: int
+    bar_after: int | None = None   # progress once this stage completes
+
+
+class RecoveryStand(Behaviour):
+    mode = 12
+
+    def enter(self, ctx: TickContext) -> None:
+        kp, kd = self.robot.gains("recovery")
+        self.kp, self.kd = kp, kd
+        self.kernel.tau_ff[:] = 0.0
+        self.bar = 0
+        self.side_gait = 0
+        self._plan(ctx, lie_side=self._wants_side(ctx))
+
+    # -- planning -----------------------------------------------------------
+    def _wants_side(self, ctx: TickContext) -> bool:
+        return ctx.block.mode == self.mode and ctx.block.gait_id in LIE_SIDE_GAITS
+
+    def _stand_pose(self) -> np.ndarray:
+        kin = self.robot.kin
+        q, _ = kin.inverse(kin.stance_feet(self.cfg.stand_height, self.cfg.stand_com_x))
+        return q.reshape(-1)
+
+    def _crouch_pose(self) -> np.ndarray:
+        kin = self.robot.kin
+        q, _ = kin.inverse(kin.stance_feet(CROUCH_HEIGHT))
+        return q.reshape(-1)
+
+    def _fold_stages(self, q: np.ndarray) -> list[Stage]:
+        fold = self.cfg.fold_pose
+        err = np.max(np.abs(fold - q))
+        total = 501 if err < np.radians(30) else 801 if err < np.radians(100) else 999
+        third = total // 3
+        first = q.copy()
+        # Hip and knee two-thirds of the way toward (fold hip + 30 deg, fold knee), abad held.
+        aim = fold.copy()
+        aim[1::3] += np.radians(30.0)
+        for j in (1, 2):
+            first[j::3] = q[j::3] + (aim[j::3] - q[j::3]) * 2.0 / 3.0
+        second = first.copy()
+        second[0::3] = 0.0
+        return [Stage(first, third), Stage(second, third), Stage(fold.copy(), total - 2 * third),
+                Stage(fold.copy(), FOLD_SETTLE_TICKS, bar_after=80)]
+
+    def _prepare_stages(self, q: np.ndarray) -> list[Stage]:
+        fold = self.cfg.fold_pose
+        knees_in = q.copy()
+        knees_in[2::3] = fold[2::3]
+        knees_in[0::3] = 0.0
+        hips_in = knees_in.copy()
+        hips_in[1::3] = fold[1::3]
+        half = PREPARE_TICKS // 2
+        return [Stage(knees_in, half), Stage(hips_in, PREPARE_TICKS - half),
+                Stage(hips_in, 100)]
+
+    def _plan(self, ctx: TickContext, lie_side: bool) -> None:
+        q = ctx.q.copy()
+        stages: list[Stage] = []
+        if lie_side:
+            self.side_gait = ctx.block.gait_id
+            stages = [Stage(self._crouch_pose(), 200, bar_after=20),
+                      Stage(self.cfg.lie_pose.copy(), 300, bar_after=40),
+                      Stage(self.cfg.lie_pose.copy(), 100, bar_after=60),
+                      Stage(self.cfg.lie_pose.copy(), 100, bar_after=80)]
+        else:
+            self.side_gait = 0
+            height = self.robot.kin.body_height(q.reshape(-1, 3))
+            if not STANDING_HEIGHT[0] <= height <= STANDING_HEIGHT[1]:
+                hips = q[1::3]
+                if np.any(hips < FOLDABLE_HIP[0]) or np.any(hips > FOLDABLE_HIP[1]):
+                    stages += self._prepare_stages(q)
+                    stages += self._fold_stages(stages[-1].target)
+                else:
+                    stages += self._fold_stages(q)
+            stand = self._stand_pose()
+            stages += [Stage(stand, STAND_TICKS), Stage(stand, STAND_SETTLE_TICKS, bar_after=99)]
+        self.lie_side = lie_side
+        self.stages = stages
+        self.index = 0
+        self.stage_tick = 0
+        self.done_ticks = 0
+        self.bar = 0
+        self._start_stage(ctx, q)
+
+    def _start_stage(self, ctx: TickContext, start: np.ndarray) -> None:
+        stage = self.stages[self.index]
+        target = stage.target.copy()
+        lo, hi = self.cfg.q_min, self.cfg.q_max
+        abad = slice(0, None, 3)
+        inner = np.clip(target[abad], lo[abad] + ABAD_MARGIN, hi[abad] - ABAD_MARGIN)
+        clipped = inner != target[abad]
+        target[abad] = inner
+        target = self.robot.inside_limits(target, 0.0, start)
+        self.kernel.move(start, target, ctx.t, stage.ticks * self.robot.dt, LINEAR)
+        kp = self.kp.copy()
+        kp[0::3] = np.where(clipped, kp[0::3] * ABAD_CLIPPED_KP_SCALE, kp[0::3])
+        self.kernel.set_gains(kp, self.kd)
+
+    # -- running ------------------------------------------------------------
+    def run(self, ctx: TickContext) -> None:
+        if ctx.block.mode == self.mode and self._wants_side(ctx) != self.lie_side:
+            self._plan(ctx, lie_side=not self.lie_side)
+            return
+        if self.index >= len(self.stages):
+            self.done_ticks += 1
+            if self.done_ticks >= FINAL_BAR_DELAY:
+                self.bar = 100
+            return
+        # Stuck check: hold the stage clock while a joint lags its command.
+        if np.max(np.abs(self.kernel.pos - ctx.q)) > STUCK_THRESHOLD:
+            self.kernel.shift(self.robot.dt)
+            return
+        self.stage_tick += 1
+        stage = self.stages[self.index]
+        if self.stage_tick < stage.ticks:
+            return
+        if stage.bar_after is not None:
+            self.bar = stage.bar_after
+        self.index += 1
+        self.stage_tick = 0
+        if self.index < len(self.stages):
+            self._start_stage(ctx, self.kernel.q1.copy())
+
+    def ready(self) -> bool:
+        return self.bar == 100 and not self.lie_side
+
+    def progress(self, ctx: TickContext) -> int:
+        return self.bar
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return self.side_gait

@@ -1,0 +1,61 @@
+"""motiond: the motion-controller daemon."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from controller import __version__
+from controller.config import DEFAULT_CONFIG, ConfigError, load_config
+from controller.logs import LEVELS, configure, get_logger
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="motiond",
+        description="Motion-controller daemon for legged robots. Listens for CyberDog 2 "
+                    "robot_control_cmd over LCM and publishes joint targets at the tick rate "
+                    "(500 Hz by default).")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG),
+                   help="robot config YAML (default: %(default)s)")
+    p.add_argument("--sim", action="store_true",
+                   help="drive the built-in simulated robot instead of listening for a "
+                        "robot bridge's joint_state")
+    p.add_argument("--log-level", choices=LEVELS, default="info",
+                   help="lowest log level written (default: %(default)s)")
+    p.add_argument("--ticks", type=int, default=None, metavar="N",
+                   help="stop after N ticks (for tests and benchmarks)")
+    p.add_argument("--version", action="version", version=f"motiond {__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure(args.log_level)
+    log = get_logger("motiond")
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        log.error("config_invalid", error=str(exc))
+        return 2
+
+    # Imported late so that --help works without the compiled kernel.
+    from controller.controller import Controller
+    from controller.runtime import Runtime, epoch_offset_ns
+    from controller.sim import SimRobot
+    from controller.transport import Bus
+
+    ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
+    sim = SimRobot(cfg, ctl.kin) if args.sim else None
+    bus = Bus(cfg.lcm)
+    runtime = Runtime(ctl, bus, sim=sim, max_ticks=args.ticks)
+    signal.signal(signal.SIGINT, runtime.request_stop)
+    signal.signal(signal.SIGTERM, runtime.request_stop)
+    log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
+             sim=args.sim, tick_hz=cfg.tick_hz,
+             urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
+    return runtime.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,398 @@
+"""Controller.step: every decision of one 2 ms tick, as a pure function of the
+injected time and the packets received since the last tick.
+
+No sockets, no clock reads, no sleeping: the runtime drains LCM into the
+inbox, calls step and publishes the outbox. Tests run it on a fake clock.
+
+Order of work in a tick (SPEC conventions): measured state; command intake and
+queue processing (which see the previous tick's switch_status); the
+unresponsive-safety check (§3.5, applied next tick); OFF handling or the FSM;
+the kernel; the response, joint command and status.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from controller import msgs
+from controller.behaviours.base import MotorCommand, Robot, TickContext
+from controller.behaviours.damper import Damper
+from controller.behaviours.motor import MotorCtrl
+from controller.behaviours.off import Off
+from controller.behaviours.pose import PoseCtrl
+from controller.behaviours.posture import QpStand
+from controller.behaviours.recovery import RecoveryStand
+from controller.block import FROM_MOTOR, FROM_TIMEOUT, Block
+from controller.config import Config
+from controller.fsm import BAN_TRANS, ESTOP, EDAMP, MOTION, NORMAL, SWITCH_STATUS_NAMES, Fsm
+from controller.intake import Intake
+from controller.kinematics import QuadrupedKinematics
+from controller.logs import RateLimit, get_logger
+from controller.native import Kernel
+from controller.queue import CommandQueue
+
+BEHAVIOURS = (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl)
+RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
+MOTOR_CTRL_LOST_NS = 500_000_000
+CONTACT_FORCE_N = 5.0
+OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
+OVERRIDE_DAMPER_TICKS = 25
+USER_GAIT_HEADERS = {"# Gait Def": "def", "# Gait Params": "params"}
+
+
+@dataclass
+class Counters:
+    commands_accepted: int = 0
+    heartbeats: int = 0
+    packets_rejected: int = 0
+    commands_rejected: int = 0
+    timeouts: int = 0
+    tick_overruns: int = 0
+    last_error: str = ""
+
+
+@dataclass
+class Timing:
+    """Loop telemetry the runtime measures; copied into controller_status."""
+    lateness_p50_us: float = 0.0
+    lateness_p99_us: float = 0.0
+    lateness_max_us: float = 0.0
+    loop_p99_us: float = 0.0
+    tick_overruns: int = 0
+
+
+@dataclass
+class Outbox:
+    """Encoded messages to publish: (port name, channel, bytes)."""
+    messages: list[tuple[str, str, bytes]] = field(default_factory=list)
+
+    def add(self, port: str, channel: str, data: bytes) -> None:
+        self.messages.append((port, channel, data))
+
+    def channels(self) -> list[str]:
+        return [m[1] for m in self.messages]
+
+    def get(self, channel: str) -> bytes | None:
+        for _, ch, data in self.messages:
+            if ch == channel:
+                return data
+        return None
+
+
+def _i32(x: int) -> int:
+    """Counters wrap inside int32 rather than break the status encoder."""
+    return x & 0x7FFFFFFF
+
+
+def _finite(values: Any) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+class Controller:
+    def __init__(self, cfg: Config, epoch_offset_ns: int = 0) -> None:
+        self.cfg = cfg
+        # now_ns is a monotonic clock; message utimes are now + this offset.
+        self.epoch_offset_ns = epoch_offset_ns
+        self.shutting_down = False
+        self.log = get_logger("motiond.controller")
+        self.kin = QuadrupedKinematics(cfg.geometry)
+        self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max)
+        self.robot = Robot(cfg, self.kin, self.kernel)
+        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in BEHAVIOURS})
+        self.queue = CommandQueue()
+        tick_ms = 1000.0 / cfg.tick_hz
+        self.intake = Intake(int(cfg.command_timeout_ms * 1e6), tick_ms)
+        self.ch = cfg.lcm.channels
+        self.tick = 0
+        self.counters = Counters()
+        self.timing = Timing()
+        self.limit = RateLimit()
+        n = cfg.num_joints
+        self.q = np.zeros(n)
+        self.qd = np.zeros(n)
+        self.tau = np.zeros(n)
+        self.motor_msg: Any = None
+        self.motor_rx_ns = 0
+        self.user_gait: dict[str, str] = {}
+        self.timed_out = False
+        self.prev_status = NORMAL
+        self.prev_bar = -1
+        self.prev_mode = 0                  # the previous tick's resolved command mode
+        self.prev_reported: tuple[int, int] | None = None
+        self.override_count = 0
+        self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
+        self.response = msgs.robot_control_response_lcmt()
+        self.joint_cmd = msgs.joint_command_t()
+        self.joint_cmd.num_joints = n
+        self.status = msgs.controller_status_t()
+        self.last_active: Block | None = None
+        self.last_reported = (0, 0, NORMAL, 100)
+
+    # -- intake ------------------------------------------------------------------
+    def _reject_packet(self, now_ns: int, channel: str, reason: str) -> None:
+        self.counters.packets_rejected += 1
+        self._error(now_ns, f"packet on {channel} dropped: {reason}", "packet_rejected")
+
+    def _error(self, now_ns: int, text: str, event: str) -> None:
+        self.counters.last_error = text
+        suppressed = self.limit.allow(event, now_ns)
+        if suppressed is not None:
+            self.log.warning(event, reason=text, suppressed=suppressed)
+
+    def _decode(self, now_ns: int, channel: str, kind: Any, data: bytes) -> Any:
+        try:
+            return kind.decode(data)
+        except Exception as exc:  # wrong fingerprint, truncated, oversized: never raise
+            self._reject_packet(now_ns, channel, f"not a valid {kind.__name__} ({exc})")
+            return None
+
+    def _on_joint_state(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["joint_state"], msgs.joint_state_t, data)
+        if msg is None:
+            return
+        n = self.cfg.num_joints
+        if msg.num_joints != n:
+            self._reject_packet(now_ns, self.ch["joint_state"],
+                                f"{msg.num_joints} joints, this robot has {n}")
+            return
+        if not (_finite(msg.position) and _finite(msg.velocity) and _finite(msg.torque)):
+            self._reject_packet(now_ns, self.ch["joint_state"], "a value is not finite")
+            return
+        self.q[:] = msg.position
+        self.qd[:] = msg.velocity
+        self.tau[:] = msg.torque
+        self.fsm.measured = True
+
+    def _on_command(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, data)
+        if msg is None:
+            return
+        result = self.intake.receive(msg, now_ns)
+        if result.heartbeat:
+            self.counters.heartbeats += 1
+        elif result.error:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, result.error, "command_rejected")
+        elif result.block is not None:
+            self.counters.commands_accepted += 1
+            block = result.block
+            self.log.debug("command", mode=block.mode, gait=block.gait_id,
+                           life_count=block.life_count, duration_ticks=block.duration)
+            dropped = self.queue.enqueue(block)
+            if dropped:
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"command mode {block.mode} dropped: {dropped}", "command_dropped")
+
+    def _on_motor_ctrl(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["motor_ctrl"], msgs.motor_ctrl_lcmt, data)
+        if msg is None:
+            return
+        if not all(_finite(getattr(msg, f)) for f in ("q_des", "qd_des", "kp_des", "kd_des", "tau_des")):
+            self.counters.commands_rejected += 1
+            self._error(now_ns, "motor_ctrl rejected: a value is not finite", "command_rejected")
+            return
+        self.motor_msg = msg
+        self.motor_rx_ns = now_ns
+
+    def _on_user_gait(self, now_ns: int, data: bytes, out: Outbox) -> None:
+        msg = self._decode(now_ns, self.ch["user_gait_file"], msgs.file_send_lcmt, data)
+        if msg is None:
+            return
+        result = msgs.file_recv_lcmt()
+        result.result = 1
+        for header, kind in USER_GAIT_HEADERS.items():
+            if msg.data.startswith(header):
+                self.user_gait[kind] = msg.data
+                result.result = 0
+        self.log.info("user_gait_file", accepted=result.result == 0, size=len(msg.data))
+        out.add("command", self.ch["user_gait_result"], result.encode())
+
+    # -- source selection (SPEC §2.2, §2.5, §11) --------------------------------------
+    def _motor_command(self, now_ns: int) -> MotorCommand | None:
+        msg = self.motor_msg
+        if msg is None:
+            return None
+        return MotorCommand(np.array(msg.q_des), np.array(msg.qd_des), np.array(msg.kp_des),
+                            np.array(msg.kd_des), np.array(msg.tau_des),
+                            (now_ns - self.motor_rx_ns) / 1e6)
+
+    def shutdown(self) -> None:
+        """From now on command the passive damper, whatever arrives (SIGTERM)."""
+        self.shutting_down = True
+
+    def _select_source(self, now_ns: int) -> None:
+        if self.shutting_down:
+            self.queue.replace_all(Block(mode=7 if self.fsm.mode != 0 else 0, source=FROM_TIMEOUT))
+            return
+        motor_fresh = self.motor_msg is not None and now_ns - self.motor_rx_ns < MOTOR_CTRL_LOST_NS
+        if motor_fresh:
+            refusal = self.fsm.why_refused(15)
+            if refusal is None:
+                self.queue.replace_all(Block(mode=15, source=FROM_MOTOR))
+                self.timed_out = False
+                return
+            self._error(now_ns, f"motor_ctrl ignored: {refusal}", "motor_ctrl_ignored")
+        if self.intake.fresh(now_ns):
+            self.timed_out = False
+            return
+        mode = 7 if self.prev_mode != 0 and self.fsm.mode != 0 else 0
+        if not self.timed_out and self.intake.last_rx_ns is not None:
+            self.counters.timeouts += 1
+            self.log.warning("command_timeout", fallback_mode=mode,
+                             timeout_ms=self.cfg.command_timeout_ms)
+        self.timed_out = True
+        self.queue.replace_all(Block(mode=mode, pos_des=(0.0, 0.0, 0.24),
+                                     step_height=(0.07, 0.03), source=FROM_TIMEOUT))
+
+    def _safety_override(self, active: Block, status: int, reported_mode: int) -> None:
+        """Unresponsive-safety overrides (SPEC §3.5), applied at the next tick."""
+        if (status == ESTOP and active.mode != 0) or \
+                (status == NORMAL and reported_mode == 0 and active.mode == 12):
+            self.override_count += 1
+            if self.override_count > OVERRIDE_OFF_TICKS:
+                self.queue.override = 0
+        elif status == EDAMP and active.mode != 7:
+            self.override_count += 1
+            if self.override_count > OVERRIDE_DAMPER_TICKS:
+                self.queue.override = 7
+        else:
+            self.override_count = 0
+            self.queue.override = None
+
+    # -- the tick ---------------------------------------------------------------------
+    def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
+             timing: Timing | None = None) -> Outbox:
+        out = Outbox()
+        ch = self.ch
+        for channel, data in inbox:
+            if channel == ch["joint_state"]:
+                self._on_joint_state(now_ns, data)
+            elif channel == ch["command"]:
+                self._on_command(now_ns, data)
+            elif channel == ch["motor_ctrl"]:
+                self._on_motor_ctrl(now_ns, data)
+            elif channel == ch["user_gait_file"]:
+                self._on_user_gait(now_ns, data, out)
+        self._select_source(now_ns)
+        active = self.queue.process(self.prev_status)
+        self._safety_override(active, self.prev_status, self.last_reported[0])
+
+        t = self.tick * self.cfg.dt
+        ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
+                          self._motor_command(now_ns) if active.mode == 15 else None)
+        previous_state = self.fsm.mode
+        if active.mode == 0:
+            self.fsm.reset_off(ctx)
+        else:
+            self.fsm.step(ctx)
+        self.kernel.step(t)
+
+        reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
+                                     self.queue.motion_progress())
+        self._log_changes(now_ns, previous_state, active, reported)
+        self._publish(now_ns, out, ctx, reported, timing)
+        self.prev_status = reported[2]
+        self.prev_bar = reported[3]
+        self.prev_mode = active.mode
+        self.last_active = active
+        self.last_reported = reported
+        self.tick += 1
+        return out
+
+    def _log_changes(self, now_ns: int, previous_state: int, active: Block,
+                     reported: tuple[int, int, int, int]) -> None:
+        if self.fsm.mode != previous_state:
+            self.log.info("mode_change", **{"from": self.cfg.fsm.name(previous_state)},
+                          to=self.cfg.fsm.name(self.fsm.mode), tick=self.tick)
+        refused = reported[2] == BAN_TRANS
+        new_block = self.last_active is None or active.uid != self.last_active.uid
+        if refused and (self.prev_status != BAN_TRANS or new_block):
+            reason = self.fsm.refusal or "refused"
+            self.counters.last_error = f"mode {active.mode} refused: {reason}"
+            suppressed = self.limit.allow("mode_refused", now_ns)
+            if suppressed is not None:
+                self.log.warning("mode_refused", requested=active.mode, gait=active.gait_id,
+                                 state=self.cfg.fsm.name(self.fsm.mode), reason=reason,
+                                 suppressed=suppressed)
+
+    def _publish(self, now_ns: int, out: Outbox, ctx: TickContext,
+                 reported: tuple[int, int, int, int], timing: Timing | None) -> None:
+        mode, gait, status, bar = reported
+        utime = (now_ns + self.epoch_offset_ns) // 1000
+        k = self.kernel
+        jc = self.joint_cmd
+        jc.utime = utime
+        jc.tick = self.tick
+        jc.position = k.pos.tolist()
+        jc.velocity = k.vel.tolist()
+        jc.kp = k.kp.tolist()
+        jc.kd = k.kd.tolist()
+        jc.torque = k.tau.tolist()
+        out.add("joint", self.ch["joint_cmd"], jc.encode())
+
+        due = (status != self.prev_status or self.tick % RESPONSE_EVERY == 0
+               or (bar >= 95 and self.prev_bar != 100))
+        if due:
+            r = self.response
+            r.mode, r.gait_id, r.switch_status, r.order_process_bar = mode, gait, status, bar
+            r.contact = self._contact()
+            r.ori_error = self.fsm.ori_error
+            r.footpos_error = self.fsm.footpos_error
+            r.motor_error = [0] * 12
+            out.add("response", self.ch["response"], r.encode())
+
+        if self.fsm.mode == 15:
+            st = msgs.motor_ctrl_state_lcmt()
+            behaviour = self.fsm.state
+            st.err_flag = int(getattr(behaviour, "err_flag", 0))
+            age = getattr(behaviour, "age_ms", 0.0)
+            st.ctrl_topic_interval = float(min(age, 1e9))
+            out.add("joint", self.ch["motor_ctrl_state"], st.encode())
+
+        if self.tick % self.status_every == 0:
+            out.add("joint", self.ch["status"], self._status(utime, ctx, reported, timing).encode())
+
+    def _contact(self) -> int:
+        """Bit i set when leg i's estimated foot force exceeds 5 N (SPEC §5.10)."""
+        legs = len(self.cfg.legs)
+        q = self.q.reshape(legs, 3)
+        tau = self.tau.reshape(legs, 3)
+        jt = np.transpose(self.kin.jacobian(q), (0, 2, 1))
+        force = np.einsum("lij,lj->li", np.linalg.pinv(jt), tau)
+        mask = 0
+        for i, f in enumerate(np.linalg.norm(force, axis=1)):
+            if f > CONTACT_FORCE_N:
+                mask |= 1 << i
+        return mask
+
+    def _status(self, utime: int, ctx: TickContext, reported: tuple[int, int, int, int],
+                timing: Timing | None) -> Any:
+        mode, gait, status, bar = reported
+        s = self.status
+        c = self.counters
+        s.utime = utime
+        s.tick = self.tick
+        s.mode, s.gait_id, s.switch_status, s.progress = mode, gait, status, bar
+        s.mode_name = self.cfg.fsm.name(mode)
+        s.queue_depth = min(len(self.queue), 32767)
+        s.block_remaining_ms = int(self.queue.remaining_ticks() * 1000 / self.cfg.tick_hz)
+        s.last_life_count = self.intake.last_life_count
+        s.commands_accepted = _i32(c.commands_accepted)
+        s.heartbeats = _i32(c.heartbeats)
+        s.packets_rejected = _i32(c.packets_rejected)
+        s.commands_rejected = _i32(c.commands_rejected)
+        s.timeouts = _i32(c.timeouts)
+        tm = timing or self.timing
+        s.tick_overruns = _i32(tm.tick_overruns)
+        s.lateness_p50_us = tm.lateness_p50_us
+        s.lateness_p99_us = tm.lateness_p99_us
+        s.lateness_max_us = tm.lateness_max_us
+        s.loop_p99_us = tm.loop_p99_us
+        s.last_error = c.last_error[:200]
+        return s
+
+    def describe_status(self, status: int) -> str:
+        return SWITCH_STATUS_NAMES.get(status, str(status))

@@ -1,0 +1,195 @@
+"""The mode state machine (SPEC §5.6-§5.10).
+
+The transition table is data (config/cyberdog_fsm.yaml); each mode's motion is
+a behaviour module. The FSM runs the safety checks a behaviour declares, so no
+behaviour can forget one.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, TickContext
+from controller.config import FsmTable
+
+# Operating modes; their numbers are also the switch_status codes 0-4.
+NORMAL, TRANSITIONING, ESTOP, EDAMP, LIFTED = 0, 1, 2, 3, 4
+BAN_TRANS = 5
+MOTION = 62
+OFF, DAMPER, RL_RESET = 0, 7, 80
+EDAMP_HOLD_TICKS = 1550
+ESTOP_HOLD_TICKS = 2000
+
+SWITCH_STATUS_NAMES = {0: "DONE", 1: "TRANSITIONING", 2: "ESTOP", 3: "EDAMP", 4: "LIFTED",
+                       5: "BAN_TRANS", 6: "OVER_HEAT", 7: "LOW_BAT"}
+
+
+class Fsm:
+    def __init__(self, table: FsmTable, behaviours: Mapping[int, Behaviour]) -> None:
+        self.table = table
+        self.behaviours = behaviours
+        self.state: Behaviour = behaviours[OFF]
+        self.operating = NORMAL
+        self.target: int | None = None
+        self.ban = 0
+        self.hold_ticks = 0           # ticks spent in EDAMP or ESTOP
+        self.footpos_error = 0
+        self.ori_error = 0
+        self.refusal: str | None = None  # why the last request was refused
+        self.measured = False            # joint_state has arrived at least once
+
+    @property
+    def mode(self) -> int:
+        return self.state.mode
+
+    # -- transitions ----------------------------------------------------------
+    def why_refused(self, requested: int) -> str | None:
+        """None if the current state may hand over to `requested`, else why not."""
+        current = self.state.mode
+        if requested == current:
+            return None
+        name = self.table.name
+        if not self.table.allowed(current, requested):
+            if requested not in self.table.names:
+                return f"mode {requested} is not a known mode"
+            return f"{name(current)} cannot switch to {name(requested)} (transition table)"
+        if requested not in self.behaviours:
+            return f"{name(requested)} (mode {requested}) is not implemented yet"
+        if not self.measured:
+            return "no joint_state has been received yet"
+        return None
+
+    def _next_state(self, requested: int) -> int:
+        current = self.state.mode
+        if requested == current:
+            if self.operating == TRANSITIONING and self.state.keeps_target and self.target is not None:
+                return self.target
+            return current
+        self.refusal = self.why_refused(requested)
+        return current if self.refusal else requested
+
+    def _switch(self, ctx: TickContext, mode: int) -> None:
+        self.state.exit()
+        self.state = self.behaviours[mode]
+        self.state.enter(ctx)
+
+    # -- the tick -----------------------------------------------------------------
+    def reset_off(self, ctx: TickContext) -> None:
+        """OFF handling (SPEC §5.6.1): the command is 0, the FSM is reset to OFF."""
+        if self.state.mode != OFF:
+            self._switch(ctx, OFF)
+        else:
+            self.state.run(ctx)
+        self.operating = NORMAL
+        self.target = None
+        self.ban = 0
+        self.hold_ticks = 0
+        self.footpos_error = 0
+
+    def estop(self, ctx: TickContext) -> None:
+        """Enter ESTOP: passive at once (SPEC §5.6.4)."""
+        if self.operating != ESTOP:
+            self.operating = ESTOP
+            self.hold_ticks = 0
+            self._switch(ctx, OFF)
+
+    def step(self, ctx: TickContext) -> None:
+        requested = ctx.block.mode
+        self._pre_check(ctx)
+        if self.operating == ESTOP:
+            self._estop_tick(ctx)
+        elif self.operating == EDAMP:
+            self._edamp_tick(ctx, requested)
+        else:
+            self._normal_tick(ctx, requested)
+
+    def _normal_tick(self, ctx: TickContext, requested: int) -> None:
+        current = self.state.mode
+        if self.operating == NORMAL or requested != self.target:
+            nxt = self._next_state(requested)
+            if nxt != current:
+                self.operating = TRANSITIONING
+                self.target = nxt
+                self.ban = 0
+            else:
+                self.operating = NORMAL
+                self.target = None
+                self.ban = BAN_TRANS if requested != current else 0
+                self.state.run(ctx)
+        if self.operating == TRANSITIONING:
+            assert self.target is not None
+            done = True
+            if self.table.waits(current, self.target):
+                self.state.run(ctx)  # the old state keeps control until it is ready
+                done = self.state.ready()
+            if done:
+                self._switch(ctx, self.target)
+                self.operating = NORMAL
+                self.target = None
+
+    def _edamp_tick(self, ctx: TickContext, requested: int) -> None:
+        """EDAMP: damp for 1550 ticks, then leave by a normal transition (SPEC §5.6)."""
+        self.hold_ticks += 1
+        if self.hold_ticks > EDAMP_HOLD_TICKS or requested == RL_RESET:
+            nxt = self._next_state(requested)
+            if nxt != self.state.mode:
+                self._switch(ctx, nxt)
+                self.operating = NORMAL
+                self.footpos_error = 0
+                return
+        self.state.run(ctx)
+
+    def _estop_tick(self, ctx: TickContext) -> None:
+        self.hold_ticks += 1
+        self.state.run(ctx)
+        if self.hold_ticks >= ESTOP_HOLD_TICKS:
+            self.operating = NORMAL
+
+    def _pre_check(self, ctx: TickContext) -> None:
+        if self.operating in (ESTOP, EDAMP) or not self.state.checks_foot_workspace:
+            if not self.state.checks_foot_workspace and self.operating != EDAMP:
+                self.footpos_error = 0
+            return
+        bits = self._foot_workspace_bits(ctx)
+        self.footpos_error = bits
+        if bits:
+            self.operating = EDAMP
+            self.hold_ticks = 0
+            self.target = None
+            damper = self.behaviours[DAMPER]
+            self.state.exit()
+            self.state = damper
+            damper.enter_passive(ctx)
+
+    def _foot_workspace_bits(self, ctx: TickContext) -> int:
+        """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""
+        kin = self.state.robot.kin
+        legs = len(kin.hip)
+        feet = kin.forward(ctx.q.reshape(legs, 3)) - kin.hip
+        reach = kin.reach
+        bits = 0
+        for i, (x, _y, z) in enumerate(feet):
+            if abs(x) > reach * np.sin(np.radians(60.0)):
+                bits |= 1 << (3 * i)
+            if z > -reach / 12.0 or np.hypot(x, z) > reach + 1e-3:
+                bits |= 1 << (3 * i + 2)
+        return bits
+
+    # -- what the response reports ----------------------------------------------
+    def reported(self, ctx: TickContext, motion_running: bool, motion_id: int,
+                 motion_bar: int) -> tuple[int, int, int, int]:
+        """(mode, gait_id, switch_status, order_process_bar) for the response."""
+        mode = self.state.mode
+        if motion_running and mode not in (OFF, DAMPER):
+            mode, gait, bar = MOTION, motion_id, motion_bar
+        else:
+            gait = self.state.reported_gait(ctx)
+            bar = self.state.progress(ctx)
+        if self.ban > 0:
+            status = self.ban
+        else:
+            status = self.operating
+            if status == NORMAL and gait != ctx.block.gait_id and mode != MOTION:
+                status = TRANSITIONING
+        return mode, gait, status, bar

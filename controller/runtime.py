@@ -1,0 +1,118 @@
+"""The 500 Hz loop: one thread owns the tick.
+
+Each tick: drain LCM (never blocking), step the controller, publish, advance
+the simulated robot when there is one, then sleep to the next absolute
+deadline. Lateness (wake-up time past the deadline), loop-body time and
+overruns are measured here and reported in controller_status.
+"""
+from __future__ import annotations
+
+import signal
+import time
+from collections import deque
+
+import numpy as np
+
+from controller._kernel import lib
+from controller.controller import Controller, Timing
+from controller.logs import RateLimit, get_logger
+from controller.sim import SimRobot
+from controller.transport import Bus
+
+WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
+SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
+
+
+class Runtime:
+    def __init__(self, controller: Controller, bus: Bus, sim: SimRobot | None = None,
+                 max_ticks: int | None = None) -> None:
+        self.ctl = controller
+        self.cfg = controller.cfg
+        self.bus = bus
+        self.sim = sim
+        self.max_ticks = max_ticks
+        self.period_ns = int(round(1e9 / self.cfg.tick_hz))
+        self.lateness = deque(maxlen=WINDOW_TICKS)
+        self.loop = deque(maxlen=WINDOW_TICKS)
+        self.timing = Timing()
+        self.stop_requested = False
+        self.overrun_log = RateLimit()
+        self.log = get_logger("motiond.runtime")
+        ch = self.cfg.lcm.channels
+        bus.subscribe("command", ch["command"])
+        bus.subscribe("command", ch["user_gait_file"])
+        bus.subscribe("joint", ch["motor_ctrl"])
+        if sim is None:
+            bus.subscribe("joint", ch["joint_state"])  # the robot's bridge
+
+    def request_stop(self, signum: int | None = None, _frame=None) -> None:
+        if not self.stop_requested:
+            self.log.info("stop_requested", signal=signal.Signals(signum).name if signum else None)
+        self.stop_requested = True
+
+    def _update_timing(self) -> None:
+        t = self.timing
+        if self.lateness:
+            late = np.fromiter(self.lateness, dtype=float)
+            t.lateness_p50_us, t.lateness_p99_us = np.percentile(late, [50, 99]) / 1e3
+            t.lateness_max_us = late.max() / 1e3
+        if self.loop:
+            t.loop_p99_us = float(np.percentile(np.fromiter(self.loop, dtype=float), 99) / 1e3)
+
+    def _tick(self, now_ns: int) -> None:
+        inbox = self.bus.drain()
+        ch = self.cfg.lcm.channels
+        utime = (now_ns + self.ctl.epoch_offset_ns) // 1000
+        if self.sim is not None:
+            state = self.sim.joint_state(utime)
+            inbox.append((ch["joint_state"], state))
+            self.bus.publish("joint", ch["joint_state"], state)
+        if self.ctl.tick % self.ctl.status_every == 0:
+            self._update_timing()
+        out = self.ctl.step(now_ns, inbox, self.timing)
+        for port, channel, data in out.messages:
+            self.bus.publish(port, channel, data)
+        if self.sim is not None:
+            k = self.ctl.kernel
+            self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+
+    def run(self) -> int:
+        """Run until stopped (or max_ticks); returns the process exit code."""
+        deadline = lib.mk_now_ns()
+        ticks = 0
+        shutdown_left = SHUTDOWN_TICKS
+        while True:
+            wake = lib.mk_now_ns()
+            late = wake - deadline
+            self.lateness.append(max(0, late))
+            if late >= self.period_ns:
+                # A whole period or more behind: count the missed ticks and
+                # restart the schedule from now instead of bursting to catch up.
+                missed = late // self.period_ns
+                self.timing.tick_overruns += int(missed)
+                if self.overrun_log.allow("tick_overrun", wake) is not None:
+                    self.log.warning("tick_overrun", missed_ticks=int(missed),
+                                     late_ms=round(late / 1e6, 3))
+                deadline = wake
+            self._tick(wake)
+            ticks += 1
+            if ticks == 1:
+                deadline = lib.mk_now_ns()  # the first tick warms caches; start the schedule after it
+            self.loop.append(lib.mk_now_ns() - wake)
+            if self.stop_requested:
+                if not self.ctl.shutting_down:
+                    self.ctl.shutdown()
+                shutdown_left -= 1
+                if shutdown_left <= 0:
+                    break
+            if self.max_ticks is not None and ticks >= self.max_ticks:
+                break
+            deadline += self.period_ns
+            lib.mk_sleep_until(deadline)
+        self.log.info("shutdown", ticks=ticks, mode=self.cfg.fsm.name(self.ctl.fsm.mode))
+        return 0
+
+
+def epoch_offset_ns() -> int:
+    """Offset from CLOCK_MONOTONIC to the Unix epoch, taken once at start."""
+    return time.time_ns() - lib.mk_now_ns()

@@ -1,0 +1,53 @@
+"""LCM in and out: one LCM instance per URL, raw packets in arrival order.
+
+The controller core works on raw (channel, bytes) pairs so that decoding
+failures are counted in one place (the core) and a recorded session can be
+replayed byte for byte. This module only moves bytes.
+"""
+from __future__ import annotations
+
+import lcm
+
+from controller.config import LcmConfig
+
+# Deep enough that a flood of one packet per 100 us (5 ticks' worth at 10 kHz)
+# never overflows between two drains.
+QUEUE_CAPACITY = 4096
+
+
+class Bus:
+    """Subscribe and publish on the configured LCM URLs, without blocking."""
+
+    def __init__(self, cfg: LcmConfig) -> None:
+        self.cfg = cfg
+        self._lcm: dict[str, lcm.LCM] = {}
+        self._inbox: list[tuple[str, bytes]] = []
+
+    def _instance(self, port_name: str) -> lcm.LCM:
+        inst = self._lcm.get(port_name)
+        if inst is None:
+            inst = lcm.LCM(self.cfg.url(port_name))
+            self._lcm[port_name] = inst
+        return inst
+
+    def subscribe(self, port_name: str, channel: str) -> None:
+        """Deliver every message on `channel` (at that port's URL) to drain()."""
+        sub = self._instance(port_name).subscribe(channel, self._on_message)
+        sub.set_queue_capacity(QUEUE_CAPACITY)
+
+    def _on_message(self, channel: str, data: bytes) -> None:
+        self._inbox.append((channel, data))
+
+    def drain(self) -> list[tuple[str, bytes]]:
+        """Every packet received since the last drain, oldest first; never blocks."""
+        for inst in self._lcm.values():
+            while inst.handle_timeout(0) > 0:
+                pass
+        out, self._inbox = self._inbox, []
+        return out
+
+    def publish(self, port_name: str, channel: str, data: bytes) -> None:
+        self._instance(port_name).publish(channel, data)
+
+    def filenos(self) -> list[int]:
+        return [inst.fileno() for inst in self._lcm.values()]

@@ -1,0 +1,136 @@
+"""In-process test rig: the controller and the simulated robot on a fake clock.
+
+No sockets and no sleeping: each `run` steps the controller tick by tick,
+feeding it the sim's joint_state and the packets a test queued, exactly as the
+runtime does, and records every response and joint command.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller import msgs
+from controller.config import load_config
+from controller.controller import Controller
+from controller.sim import SimRobot
+
+TICK_NS = 2_000_000
+
+
+@dataclass
+class Response:
+    tick: int
+    t_ns: int
+    mode: int
+    gait_id: int
+    switch_status: int
+    bar: int
+    contact: int
+
+
+def command(mode: int, gait_id: int = 0, life_count: int = 0, duration: int = 0,
+            **fields) -> msgs.robot_control_cmd_lcmt:
+    msg = msgs.robot_control_cmd_lcmt()
+    msg.mode, msg.gait_id, msg.life_count, msg.duration = mode, gait_id, life_count, duration
+    for name, value in fields.items():
+        current = getattr(msg, name)
+        if isinstance(current, list):
+            value = list(value) + [0.0] * (len(current) - len(value))
+        setattr(msg, name, value)
+    return msg
+
+
+@dataclass
+class Rig:
+    config_path: str | None = None
+    sim: bool = True
+    now_ns: int = 1_000_000_000
+    responses: list[Response] = field(default_factory=list)
+    joint_cmds: list[msgs.joint_command_t] = field(default_factory=list)
+    record_joints: bool = False
+    life_count: int = 0
+
+    def __post_init__(self) -> None:
+        self.cfg = load_config(self.config_path)
+        self.ctl = Controller(self.cfg)
+        self.robot = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
+        self.pending: list[tuple[str, bytes]] = []
+        self.heartbeat_msg: msgs.robot_control_cmd_lcmt | None = None
+        self.outboxes = []
+
+    @property
+    def ch(self) -> dict[str, str]:
+        return self.cfg.lcm.channels
+
+    # -- input --------------------------------------------------------------------
+    def send(self, mode: int, gait_id: int = 0, duration: int = 0, **fields) -> msgs.robot_control_cmd_lcmt:
+        """Queue a command with a fresh life_count for the next tick; it also
+        becomes the message heart-beaten by run(heartbeat=True)."""
+        self.life_count = (self.life_count + 1) % 128
+        msg = command(mode, gait_id, self.life_count, duration, **fields)
+        self.pending.append((self.ch["command"], msg.encode()))
+        self.heartbeat_msg = msg
+        return msg
+
+    def raw(self, channel: str, data: bytes) -> None:
+        self.pending.append((channel, data))
+
+    # -- time -------------------------------------------------------------------------
+    def tick(self, heartbeat: bool = False) -> None:
+        inbox = self.pending
+        self.pending = []
+        if heartbeat and self.heartbeat_msg is not None and not any(
+                ch == self.ch["command"] for ch, _ in inbox):
+            inbox.append((self.ch["command"], self.heartbeat_msg.encode()))
+        if self.robot is not None:
+            inbox.insert(0, (self.ch["joint_state"], self.robot.joint_state(self.now_ns // 1000)))
+        tick = self.ctl.tick
+        out = self.ctl.step(self.now_ns, inbox)
+        for _, channel, data in out.messages:
+            if channel == self.ch["response"]:
+                r = msgs.robot_control_response_lcmt.decode(data)
+                self.responses.append(Response(tick, self.now_ns, r.mode, r.gait_id,
+                                               r.switch_status, r.order_process_bar, r.contact))
+            elif channel == self.ch["joint_cmd"] and self.record_joints:
+                self.joint_cmds.append(msgs.joint_command_t.decode(data))
+        self.outboxes.append(out) if self.record_joints else None
+        if self.robot is not None:
+            k = self.ctl.kernel
+            self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+        self.now_ns += TICK_NS
+
+    def run(self, ms: float, heartbeat: bool = True) -> None:
+        """Advance `ms` of robot time, heart-beating every 100 ms when asked."""
+        ticks = int(round(ms / 2))
+        for i in range(ticks):
+            self.tick(heartbeat=heartbeat and self.ctl.tick % 50 == 0)
+
+    def run_until(self, predicate, max_ms: float, heartbeat: bool = True) -> float:
+        """Run until predicate(rig) holds; return the robot time it took (ms)."""
+        start = self.now_ns
+        for _ in range(int(max_ms / 2)):
+            self.tick(heartbeat=heartbeat and self.ctl.tick % 50 == 0)
+            if predicate(self):
+                return (self.now_ns - start) / 1e6
+        raise AssertionError(f"condition not met within {max_ms} ms; last response "
+                             f"{self.responses[-1] if self.responses else None}")
+
+    # -- observation ---------------------------------------------------------------
+    @property
+    def last(self) -> Response:
+        return self.responses[-1]
+
+    @property
+    def mode(self) -> int:
+        return self.ctl.fsm.mode
+
+    def body_height(self) -> float:
+        q = self.robot.q if self.robot is not None else self.ctl.q
+        return self.ctl.kin.body_height(np.asarray(q).reshape(-1, 3))
+
+    def stand(self) -> None:
+        """Stand up from the start pose and wait for progress 100."""
+        self.run(20)
+        self.send(12)
+        self.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 5000)
