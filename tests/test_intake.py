@@ -1,0 +1,58 @@
+"""The life_count rule and the receive timer (SPEC §2.1, §2.3)."""
+from controller.intake import Intake
+from harness import command
+
+TIMEOUT_NS = 500_000_000
+
+
+def fresh_intake():
+    return Intake(TIMEOUT_NS, tick_ms=2.0)
+
+
+def test_first_message_with_life_count_minus_one_is_a_heartbeat():
+    intake = fresh_intake()
+    assert intake.receive(command(12, life_count=-1), 0).heartbeat
+    assert intake.receive(command(12, life_count=0), 1).block is not None
+
+
+def test_repeated_life_count_only_refreshes_the_timer():
+    intake = fresh_intake()
+    assert intake.receive(command(12, life_count=5), 0).block is not None
+    again = intake.receive(command(21, life_count=5), 400_000_000)
+    assert again.heartbeat and again.block is None
+    assert intake.last_life_count == 5
+    assert intake.fresh(899_999_999) and not intake.fresh(900_000_000)
+
+
+def test_mode_minus_one_is_a_heartbeat_and_keeps_the_stored_value():
+    intake = fresh_intake()
+    intake.receive(command(12, life_count=3), 0)
+    assert intake.receive(command(-1, life_count=9), 1).heartbeat
+    assert intake.last_life_count == 3
+    assert intake.receive(command(12, life_count=9), 2).block is not None
+
+
+def test_only_equality_matters_including_wrap_and_negative_values():
+    intake = fresh_intake()
+    accepted = [intake.receive(command(12, life_count=lc), i).block is not None
+                for i, lc in enumerate([127, -128, -127, 50, 10, 10, -1, -1])]
+    assert accepted == [True, True, True, True, True, False, True, False]
+
+
+def test_duration_is_halved_toward_zero():
+    intake = fresh_intake()
+    ticks = []
+    for lc, ms in enumerate([0, 1, 2, 3, 1001, -1, -3]):
+        ticks.append(intake.receive(command(21, life_count=lc, duration=ms), lc).block.duration)
+    assert ticks == [0, 0, 1, 1, 500, 0, -1]
+
+
+def test_non_finite_field_rejects_the_command_and_consumes_the_life_count():
+    intake = fresh_intake()
+    result = intake.receive(command(21, life_count=4, rpy_des=[0, float("nan"), 0]), 0)
+    assert result.block is None and "rpy_des" in result.error
+    assert intake.receive(command(21, life_count=4), 1).heartbeat
+
+
+def test_never_received_is_not_fresh():
+    assert not fresh_intake().fresh(0)
