@@ -82,6 +82,11 @@ class Outbox:
         return None
 
 
+# Types whose encoding has one size; any other length is rejected before decoding.
+FIXED_SIZES = {kind: len(kind().encode()) for kind in (
+    msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt)}
+
+
 def _i32(x: int) -> int:
     """Counters wrap inside int32 rather than break the status encoder."""
     return x & 0x7FFFFFFF
@@ -143,11 +148,20 @@ class Controller:
             self.log.warning(event, reason=text, suppressed=suppressed)
 
     def _decode(self, now_ns: int, channel: str, kind: Any, data: bytes) -> Any:
+        """The decoded message, or None after counting a bad packet."""
+        size = FIXED_SIZES.get(kind)
+        if size is not None and len(data) != size:
+            self._reject_packet(now_ns, channel, f"{len(data)} bytes, a {kind.__name__} has {size}")
+            return None
         try:
-            return kind.decode(data)
-        except Exception as exc:  # wrong fingerprint, truncated, oversized: never raise
+            msg = kind.decode(data)
+        except Exception as exc:  # wrong fingerprint, truncated: never raise out of the tick
             self._reject_packet(now_ns, channel, f"not a valid {kind.__name__} ({exc})")
             return None
+        if size is None and len(msg.encode()) != len(data):
+            self._reject_packet(now_ns, channel, f"{len(data)} bytes with trailing data")
+            return None
+        return msg
 
     def _on_joint_state(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["joint_state"], msgs.joint_state_t, data)
@@ -333,8 +347,11 @@ class Controller:
         jc.torque = k.tau.tolist()
         out.add("joint", self.ch["joint_cmd"], jc.encode())
 
+        # SPEC §1.8 cadence, plus (motiond) a message whenever the reported mode
+        # or gait changes, so a client sees e.g. the timeout damper at once.
         due = (status != self.prev_status or self.tick % RESPONSE_EVERY == 0
-               or (bar >= 95 and self.prev_bar != 100))
+               or (bar >= 95 and self.prev_bar != 100)
+               or (mode, gait) != self.last_reported[:2])
         if due:
             r = self.response
             r.mode, r.gait_id, r.switch_status, r.order_process_bar = mode, gait, status, bar

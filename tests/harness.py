@@ -57,7 +57,7 @@ class Rig:
         self.robot = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
         self.pending: list[tuple[str, bytes]] = []
         self.heartbeat_msg: msgs.robot_control_cmd_lcmt | None = None
-        self.outboxes = []
+        self.last_out = None
 
     @property
     def ch(self) -> dict[str, str]:
@@ -94,7 +94,7 @@ class Rig:
                                                r.switch_status, r.order_process_bar, r.contact))
             elif channel == self.ch["joint_cmd"] and self.record_joints:
                 self.joint_cmds.append(msgs.joint_command_t.decode(data))
-        self.outboxes.append(out) if self.record_joints else None
+        self.last_out = out
         if self.robot is not None:
             k = self.ctl.kernel
             self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)

@@ -7,6 +7,7 @@ seconds take no real time and every published packet can be inspected.
 from __future__ import annotations
 
 import io
+import itertools
 import random
 from pathlib import Path
 
@@ -55,9 +56,9 @@ class FakeClock:
 class FakeBus:
     """Delivers scripted (time, channel, bytes) packets once their time has come."""
 
-    def __init__(self, clock: FakeClock, script: list[tuple[float, str, bytes]] = ()) -> None:
+    def __init__(self, clock: FakeClock, script: list[tuple[float, str, bytes]] | None = None) -> None:
         self.clock = clock
-        self.pending = sorted(script, key=lambda p: p[0])
+        self.pending = sorted(script or [], key=lambda p: p[0])
         self.published: list[tuple[float, robot_control_cmd_lcmt]] = []
         self.subscribed: list[tuple[str, str]] = []
 
@@ -301,7 +302,7 @@ def test_send_uses_status_life_count_and_heartbeats_every_100ms_until_interrupte
     assert times[0] == pytest.approx(0.05)
     assert {m.life_count for _, m in bus.published} == {-128}  # wrapped, and the same every time
     assert {m.encode() for _, m in bus.published} == {bus.published[0][1].encode()}
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) >= 8 and all(0.1 - 1e-9 <= g <= 0.11 + 1e-9 for g in gaps)
     assert "life_count -128" in out and "stopped sending" in out
 

@@ -75,8 +75,11 @@ class PoseCtrl(Behaviour):
         kin = self.robot.kin
         q, _ = kin.inverse(kin.stance_feet(height))
         target = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+        # Anchored one tick back, at the current command, so that on the
+        # block's last tick the legs are exactly at the target.
         remaining = max(1, ticks - self.clock.count + 1)
-        self.kernel.move(start, target, ctx.t, remaining * self.robot.dt, LINEAR)
+        dt = self.robot.dt
+        self.kernel.move(start, target, ctx.t - dt, remaining * dt, LINEAR)
 
     def _relative_target(self, ctx: TickContext, s: float) -> np.ndarray:
         block = ctx.block

@@ -72,6 +72,7 @@ class QpStand(Behaviour):
         self.kernel.set_gains(kp, kd)
         self.kernel.tau_ff[:] = 0.0
         self.kernel.hold(ctx.q)
+        self.run(ctx)  # the entry tick is the block's first tick
 
     def _incremental(self, ctx: TickContext) -> bool:
         return ctx.block.gait_id in INCREMENTAL_GAITS

@@ -1,0 +1,368 @@
+"""The controller core on the simulated clock with the simulated robot:
+life_count, timeout, queue timing, transitions, progress and response cadence."""
+import numpy as np
+import pytest
+
+from controller import msgs
+from controller.fsm import BAN_TRANS
+from harness import TICK_NS, Rig, command
+
+DONE, TRANSITIONING = 0, 1
+
+
+@pytest.fixture
+def rig():
+    return Rig()
+
+
+@pytest.fixture
+def standing():
+    r = Rig()
+    r.stand()
+    return r
+
+
+def test_boots_off_and_reports_at_50_hz(rig):
+    rig.run(200, heartbeat=False)
+    assert rig.mode == 0
+    assert all(r.mode == 0 and r.bar == 100 and r.switch_status == DONE for r in rig.responses)
+    assert [r.tick for r in rig.responses] == list(range(0, 100, 10))
+
+
+def test_off_to_pose_is_refused_with_ban_trans(rig):
+    rig.run(20)
+    rig.send(21, 0, duration=0)
+    rig.run(100)
+    assert rig.mode == 0
+    assert rig.last.switch_status == BAN_TRANS and rig.last.mode == 0
+    assert "refused" in rig.ctl.counters.last_error
+
+
+@pytest.mark.parametrize("mode", [11, 16, 22, 62, 64, 99])
+def test_modes_without_motion_yet_are_refused_and_the_robot_holds(standing, mode):
+    q_before = standing.ctl.kernel.pos.copy()
+    standing.send(mode, 1, duration=0)
+    standing.run(100)
+    assert standing.mode == 12
+    assert standing.last.switch_status == BAN_TRANS
+    np.testing.assert_allclose(standing.ctl.kernel.pos, q_before, atol=1e-9)
+
+
+def test_stand_up_progress_and_cadence(rig):
+    rig.run(20)
+    rig.send(12)
+    rig.run(3000)
+    bars = [r.bar for r in rig.responses if r.mode == 12]
+    assert bars == sorted(bars), "progress never goes back"
+    assert {0, 80, 99, 100} <= set(bars)
+    t99 = next(r.tick for r in rig.responses if r.mode == 12 and r.bar == 99)
+    t100 = next(r.tick for r in rig.responses if r.mode == 12 and r.bar == 100)
+    assert t100 - t99 == 5
+    # While the bar is 95-99 a response goes out every tick, plus one at the first 100.
+    ticks = [r.tick for r in rig.responses if t99 <= r.tick <= t100]
+    assert ticks == list(range(t99, t100 + 1))
+    after = [r.tick for r in rig.responses if r.tick > t100]
+    assert all(t % 10 == 0 for t in after)
+    assert rig.body_height() == pytest.approx(rig.cfg.stand_height, abs=0.015)
+
+
+def test_timeout_lies_down_exactly_500_ms_after_the_last_packet(standing):
+    standing.run(300)
+    last_packet_ns = standing.now_ns
+    standing.tick(heartbeat=True)
+    standing.run(1000, heartbeat=False)
+    first7 = next(r for r in standing.responses if r.mode == 7)
+    assert first7.t_ns - last_packet_ns == 500_000_000
+    assert standing.ctl.counters.timeouts == 1
+    # The old life_count is only a heartbeat: the damper stays.
+    standing.tick(heartbeat=True)
+    standing.run(500)
+    assert standing.mode == 7
+    # A new life_count takes over again.
+    standing.send(12)
+    standing.run(50)
+    assert standing.mode == 12
+
+
+def test_timeout_from_off_stays_off(rig):
+    rig.run(20)
+    rig.send(21)       # refused from OFF; the client then goes silent
+    rig.run(1000, heartbeat=False)
+    assert rig.mode == 0 and rig.last.mode == 0
+
+
+def test_repeated_life_count_is_ignored(standing):
+    msg = command(21, 5, life_count=standing.life_count, duration=1000, pos_des=[0, 0, 0.15])
+    standing.raw(standing.ch["command"], msg.encode())
+    standing.run(100)
+    assert standing.mode == 12
+    assert standing.ctl.counters.heartbeats > 0
+
+
+def active_blocks(rig, ticks):
+    """(mode, gait) of the active block per tick."""
+    seen = []
+    for _ in range(ticks):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        b = rig.ctl.last_active
+        seen.append((b.mode, b.gait_id, b.uid))
+    return seen
+
+
+def runs(seen):
+    out = []
+    for mode, gait, uid in seen:
+        if out and out[-1][2] == uid:
+            out[-1][3] += 1
+        else:
+            out.append([mode, gait, uid, 1])
+    return [(m, g, n) for m, g, _, n in out]
+
+
+def test_queued_sequence_runs_in_order_with_exact_durations(standing):
+    standing.send(21, 0, duration=300, rpy_des=[0, 0.2, 0])
+    standing.tick()
+    standing.send(21, 0, duration=200, rpy_des=[0, -0.2, 0])
+    standing.tick()
+    standing.send(21, 5, duration=500, pos_des=[0, 0, 0.2])
+    seen = runs(active_blocks(standing, 900))
+    # The first block started two ticks before the recording began.
+    assert seen[0][:2] == (21, 0) and seen[0][2] == 150 - 2
+    assert seen[1] == (21, 0, 100)
+    assert seen[2] == (21, 5, 250)
+    assert seen[3][:2] == (21, 3)   # the pose-hold filler
+    assert standing.last.switch_status == DONE
+
+
+def test_duration_zero_preempts_a_queued_sequence(standing):
+    for _ in range(3):
+        standing.send(21, 0, duration=1000, pos_des=[0, 0, 0.01])
+        standing.tick()
+    standing.run(100)
+    standing.send(7, 1)
+    standing.run(20)
+    assert standing.mode == 7 and len(standing.ctl.queue) == 1
+
+
+def test_relative_pose_is_relative(standing):
+    standing.send(21, 0, duration=0)
+    standing.run(10)
+    start = standing.ctl.kernel.pos.copy()
+    standing.send(21, 0, duration=500, rpy_des=[0, 0.3, 0])   # head up ...
+    standing.tick()
+    standing.send(21, 0, duration=300, rpy_des=[0, -0.3, 0])  # ... and "down", queued
+    standing.run(498)
+    pitched = standing.ctl.kernel.pos.copy()
+    standing.run(400)
+    assert np.abs(pitched - start).max() > 0.1
+    np.testing.assert_allclose(standing.ctl.kernel.pos, start, atol=1e-6)
+
+
+def test_relative_pose_moves_at_a_constant_rate_and_reports_progress(standing):
+    standing.send(21, 0, duration=400, pos_des=[0, 0, -0.04])
+    z = []
+    bars = []
+    for _ in range(200):
+        standing.tick()
+        feet = standing.ctl.kin.forward(standing.ctl.kernel.pos.reshape(4, 3))
+        z.append(feet[:, 2].mean())
+        bars.append(standing.ctl.last_reported[3])
+    steps = np.diff(z)
+    np.testing.assert_allclose(steps, 0.04 / 200, rtol=1e-6)
+    assert bars[99] == 50 and bars[-1] == 100
+
+
+def test_absolute_height_is_clamped_and_reached(standing):
+    standing.send(21, 5, duration=1000, pos_des=[0, 0, 0.5])   # beyond 0.30: clamped
+    standing.run(1100)
+    q = standing.ctl.kernel.pos.reshape(4, 3)
+    assert standing.ctl.kin.body_height(q) == pytest.approx(0.30, abs=1e-3)
+    standing.send(21, 5, duration=1000, pos_des=[0, 0, 0.15])
+    standing.run(1500)   # it waits for the 400 ms pose-hold filler ahead of it
+    q = standing.ctl.kernel.pos.reshape(4, 3)
+    assert standing.ctl.kin.body_height(q) == pytest.approx(0.15, abs=1e-6)
+    assert standing.body_height() == pytest.approx(0.15, abs=0.02)   # the sim followed
+
+
+def test_active_lie_down_reaches_the_lie_pose_in_1200_ms(standing):
+    standing.send(7, 1)
+    standing.tick()
+    start = standing.ctl.tick
+    standing.run_until(lambda r: r.last.mode == 7 and r.last.bar == 100, 2000)
+    assert standing.ctl.tick - start == 600
+    np.testing.assert_allclose(standing.ctl.kernel.pos, standing.cfg.lie_pose, atol=1e-9)
+    standing.run(900)
+    assert standing.ctl.kernel.kp.max() == 0.0 and standing.ctl.kernel.kd.max() > 0.0
+
+
+def test_passive_damper_progress(standing):
+    standing.send(7, 0)
+    standing.tick()
+    bars = {}
+    for _ in range(2100):
+        standing.tick(heartbeat=standing.ctl.tick % 50 == 0)
+        bars[standing.ctl.fsm.state.count] = standing.ctl.last_reported[3]
+    assert bars[1500] == 50 and bars[1999] == 66 and bars[2000] == 100
+    assert standing.ctl.kernel.kp.max() == 0.0
+
+
+def test_nan_command_is_rejected_and_counted(standing):
+    q_before = standing.ctl.kernel.pos.copy()
+    standing.send(21, 0, duration=500, rpy_des=[0, float("inf"), 0])
+    standing.run(100)
+    c = standing.ctl.counters
+    assert c.commands_rejected == 1 and "rpy_des" in c.last_error
+    np.testing.assert_allclose(standing.ctl.kernel.pos, q_before, atol=1e-9)
+
+
+@pytest.mark.parametrize("data", [
+    b"",
+    b"\x00" * 7,
+    command(12, life_count=7).encode()[:50],                 # truncated
+    command(12, life_count=7).encode() + b"\x00" * 100,      # oversized
+    msgs.robot_control_response_lcmt().encode(),             # wrong fingerprint
+    bytes(range(256)) * 4,
+])
+def test_bad_packets_are_dropped_and_counted(standing, data):
+    before = standing.ctl.counters.packets_rejected
+    standing.raw(standing.ch["command"], data)
+    standing.raw(standing.ch["joint_state"], data)
+    standing.raw(standing.ch["motor_ctrl"], data)
+    standing.run(10)
+    assert standing.ctl.counters.packets_rejected == before + 3
+    assert standing.mode == 12
+
+
+def test_joint_state_with_the_wrong_joint_count_is_rejected(standing):
+    js = msgs.joint_state_t()
+    js.num_joints = 3
+    js.position, js.velocity, js.torque = [0.0] * 3, [0.0] * 3, [0.0] * 3
+    standing.raw(standing.ch["joint_state"], js.encode())
+    standing.tick()
+    assert standing.ctl.counters.packets_rejected == 1
+
+
+def test_outputs_stay_finite_and_inside_limits_through_a_session(rig):
+    rig.record_joints = True
+    rig.stand()
+    for m, g, d, kw in [(21, 0, 400, dict(rpy_des=[0.5, 0.5, 0.5])), (21, 5, 300, dict(pos_des=[0, 0, 0.1])),
+                        (3, 0, 0, dict(rpy_des=[1, 1, 1], pos_des=[0, 0, 0.4])),
+                        (21, 0, 200, dict(foot_pose=[0.3, 0.3, 0.3], contact=0b1101)), (7, 1, 0, {})]:
+        rig.send(m, g, duration=d, **kw)
+        rig.run(800)
+    pos = np.array([j.position for j in rig.joint_cmds])
+    assert np.isfinite(pos).all()
+    assert (pos >= rig.cfg.q_min - 1e-6).all() and (pos <= rig.cfg.q_max + 1e-6).all()
+
+
+def test_posture_absolute_is_rate_limited_and_clamped(standing):
+    standing.send(3, 0, duration=0, rpy_des=[0, 1.0, 0], pos_des=[0, 0, 0.24])
+    standing.run(4)
+    assert standing.mode == 3
+    behaviour = standing.ctl.fsm.state
+    pitches = []
+    for _ in range(400):
+        standing.tick(heartbeat=standing.ctl.tick % 50 == 0)
+        pitches.append(behaviour.rpy[1])
+    rates = np.diff(pitches) / 0.002
+    assert rates.max() <= 2.0 + 1e-9
+    assert np.diff(rates).max() / 0.002 <= 10.0 + 1e-6
+    assert pitches[-1] == pytest.approx(0.30)
+
+
+def test_posture_incremental_offsets_accumulate(standing):
+    standing.send(3, 1, duration=200, pos_des=[0, 0, -0.02])
+    standing.tick()
+    standing.send(3, 1, duration=200, pos_des=[0, 0, -0.02])
+    standing.run(1000)
+    behaviour = standing.ctl.fsm.state
+    assert behaviour.offset[2] == pytest.approx(-0.04)
+
+
+def motor_msg(q, kp=20.0, kd=1.0):
+    m = msgs.motor_ctrl_lcmt()
+    m.q_des = list(q)
+    m.qd_des = [0.0] * 12
+    m.kp_des = [kp] * 12
+    m.kd_des = [kd] * 12
+    m.tau_des = [0.0] * 12
+    return m.encode()
+
+
+def test_motor_ctrl_entry_wait_mutation_limit_and_loss(rig):
+    rig.run(20)
+    zero = motor_msg(rig.robot.q, kp=0.0, kd=0.0)
+    for _ in range(1300):
+        rig.raw(rig.ch["motor_ctrl"], zero)
+        rig.tick()
+    behaviour = rig.ctl.fsm.state
+    assert rig.mode == 15 and behaviour.err_flag & 0b10 == 0  # the entry wait is over
+    # Half a radian from the measured angles, inward: inside the limits, but
+    # beyond the mutation limit of every joint.
+    q = rig.robot.q.copy()
+    delta = np.zeros(12)
+    delta[0::3] = -0.5 * np.sign(q[0::3])
+    delta[1::3] = 0.5
+    delta[2::3] = -0.5
+    rig.raw(rig.ch["motor_ctrl"], motor_msg(q + delta))
+    rig.tick()
+    limit = np.tile(np.radians([8, 10, 12]), 4)
+    np.testing.assert_allclose(rig.ctl.kernel.pos - rig.ctl.q, np.clip(delta, -limit, limit),
+                               atol=1e-9)
+    assert behaviour.err_flag & 0b11100 == 0b11100
+    # motor_ctrl stops while a client keeps robot_control_cmd alive with mode -1
+    # heartbeats: first the stale-command scaling, then high damping.
+    heartbeat = command(-1, life_count=0).encode()
+    for i in range(300):
+        if i % 50 == 0:
+            rig.raw(rig.ch["command"], heartbeat)
+        rig.tick()
+        if i == 100:
+            assert behaviour.err_flag & 0b11 == 0b01
+    assert rig.mode == 15 and behaviour.err_flag & 0b10
+    np.testing.assert_allclose(rig.ctl.kernel.kd, 4.0)
+    assert rig.ctl.kernel.kp.max() == 0.0
+    # With the heartbeat gone too, the timeout damper takes over.
+    rig.run(600, heartbeat=False)
+    assert rig.mode == 7
+
+
+def test_motor_ctrl_is_ignored_when_mode_15_is_refused(standing):
+    standing.raw(standing.ch["motor_ctrl"], motor_msg(standing.robot.q))
+    standing.run(10)
+    assert standing.mode == 12   # 12 -> 15 is not in the table
+    assert "motor_ctrl ignored" in standing.ctl.counters.last_error
+
+
+def test_estop_becomes_off_after_eleven_ticks(standing):
+    standing.send(21, 0)
+    standing.run(10)
+    from controller.behaviours.base import TickContext
+    c = standing.ctl
+    c.fsm.estop(TickContext(c.tick, 0.0, c.q, c.qd, c.tau, c.last_active))
+    statuses = []
+    for _ in range(20):
+        standing.tick()
+        statuses.append((c.last_reported[2], c.last_active.mode))
+    assert statuses[0] == (2, 21)
+    assert (0, 0) in statuses and statuses.index((0, 0)) in (11, 12)
+
+
+def test_shutdown_commands_the_damper(standing):
+    standing.ctl.shutdown()
+    standing.run(10)
+    assert standing.mode == 7
+    assert standing.ctl.kernel.kp.max() == 0.0
+
+
+def test_user_gait_upload_is_answered(rig):
+    results = []
+    for text in ("# Gait Def\n[[section]]", "# Gait Params\n[[step]]", "hello"):
+        fs = msgs.file_send_lcmt()
+        fs.data = text
+        rig.raw(rig.ch["user_gait_file"], fs.encode())
+        rig.tick()
+        data = rig.last_out.get(rig.ch["user_gait_result"])
+        results.append(msgs.file_recv_lcmt.decode(data).result)
+    assert results == [0, 0, 1]
+    assert rig.ctl.user_gait["def"].startswith("# Gait Def")
