@@ -349,9 +349,8 @@ class Controller:
 
         # SPEC §1.8 cadence, plus (motiond) a message whenever the reported mode
         # or gait changes, so a client sees e.g. the timeout damper at once.
-        due = (status != self.prev_status or self.tick % RESPONSE_EVERY == 0
-               or (bar >= 95 and self.prev_bar != 100)
-               or (mode, gait) != self.last_reported[:2])
+        changed = status != self.prev_status or (mode, gait) != self.last_reported[:2]
+        due = changed or self.tick % RESPONSE_EVERY == 0 or (bar >= 95 and self.prev_bar != 100)
         if due:
             r = self.response
             r.mode, r.gait_id, r.switch_status, r.order_process_bar = mode, gait, status, bar
@@ -369,7 +368,9 @@ class Controller:
             st.ctrl_topic_interval = float(min(age, 1e9))
             out.add("joint", self.ch["motor_ctrl_state"], st.encode())
 
-        if self.tick % self.status_every == 0:
+        # Status at its rate, and on every change of mode, gait or switch_status
+        # so that tools see the exact tick of each change.
+        if changed or self.tick % self.status_every == 0:
             out.add("joint", self.ch["status"], self._status(utime, ctx, reported, timing).encode())
 
     def _contact(self) -> int:

@@ -1,0 +1,251 @@
+"""motiond --sim as a subprocess, spoken to over real udpm LCM.
+
+Every test here opens udpm:// sockets, so it runs only inside the private
+network namespace that `make test` creates (tests/netns.sh; conftest.py fails
+these tests anywhere else). Timing bounds are the SPEC's.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import lcm
+import pytest
+
+from controller import msgs
+from controller.config import load_config
+from harness import command
+
+pytestmark = pytest.mark.udpm
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = load_config()
+CH = CFG.lcm.channels
+TICK_MS = 2.0
+
+
+class Client:
+    """A CyberDog-style client: sends commands, timestamps everything it hears."""
+
+    def __init__(self) -> None:
+        self.cmd_lcm = lcm.LCM(CFG.lcm.url("command"))
+        self.rx = {name: lcm.LCM(CFG.lcm.url(name)) for name in ("response", "joint")}
+        self.lock = threading.Lock()
+        self.responses: list[tuple[int, msgs.robot_control_response_lcmt]] = []
+        self.status: list[tuple[int, msgs.controller_status_t]] = []
+        self.joint_cmd_ticks: list[tuple[int, int]] = []
+        self.rx["response"].subscribe(CH["response"], self._on_response)
+        self.rx["joint"].subscribe(CH["status"], self._on_status)
+        self.rx["joint"].subscribe(CH["joint_cmd"], self._on_joint_cmd)
+        self.life_count = 0
+        self.running = True
+        self.threads = [threading.Thread(target=self._spin, args=(inst,), daemon=True)
+                        for inst in self.rx.values()]
+        for t in self.threads:
+            t.start()
+
+    def _spin(self, inst: lcm.LCM) -> None:
+        while self.running:
+            inst.handle_timeout(50)
+
+    def _on_response(self, _ch, data) -> None:
+        t = time.monotonic_ns()
+        with self.lock:
+            self.responses.append((t, msgs.robot_control_response_lcmt.decode(data)))
+
+    def _on_status(self, _ch, data) -> None:
+        t = time.monotonic_ns()
+        with self.lock:
+            self.status.append((t, msgs.controller_status_t.decode(data)))
+
+    def _on_joint_cmd(self, _ch, data) -> None:
+        t = time.monotonic_ns()
+        # tick is the second int64 after the 8-byte fingerprint.
+        tick = int.from_bytes(data[16:24], "big", signed=True)
+        with self.lock:
+            self.joint_cmd_ticks.append((t, tick))
+
+    def send(self, mode: int, gait: int = 0, duration: int = 0, life_count: int | None = None,
+             **fields) -> msgs.robot_control_cmd_lcmt:
+        if life_count is None:
+            self.life_count = (self.life_count + 1) % 128
+            life_count = self.life_count
+        msg = command(mode, gait, life_count, duration, **fields)
+        self.cmd_lcm.publish(CH["command"], msg.encode())
+        self.last_sent = msg
+        return msg
+
+    def heartbeat(self) -> int:
+        self.cmd_lcm.publish(CH["command"], self.last_sent.encode())
+        return time.monotonic_ns()
+
+    def hold(self, seconds: float, period: float = 0.1) -> None:
+        """Keep the heartbeat going for `seconds` (the official examples' habit)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.heartbeat()
+            time.sleep(min(period, max(0.0, end - time.monotonic())))
+
+    def wait_for(self, predicate, timeout: float, heartbeat: bool = True):
+        """The first response since now for which predicate holds."""
+        with self.lock:
+            start = len(self.responses)
+        end = time.monotonic() + timeout
+        next_beat = 0.0
+        while time.monotonic() < end:
+            if heartbeat and time.monotonic() >= next_beat:
+                self.heartbeat()
+                next_beat = time.monotonic() + 0.1
+            with self.lock:
+                for _, r in self.responses[start:]:
+                    if predicate(r):
+                        return r
+            time.sleep(0.005)
+        last = self.responses[-1][1] if self.responses else None
+        raise AssertionError(f"no matching response within {timeout} s; last: "
+                             f"{last and (last.mode, last.gait_id, last.switch_status, last.order_process_bar)}")
+
+    def close(self) -> None:
+        self.running = False
+        for t in self.threads:
+            t.join(1)
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    log = open(tmp_path / "motiond.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+                             "--log-level", "info"], cwd=ROOT, stderr=log, stdout=log)
+    client = Client()
+    deadline = time.monotonic() + 15
+    while not client.status:
+        assert proc.poll() is None, (tmp_path / "motiond.log").read_text()
+        assert time.monotonic() < deadline, "motiond did not publish controller_status"
+        time.sleep(0.02)
+    yield proc, client
+    client.close()
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(5)
+    log.close()
+
+
+def stand(client: Client) -> None:
+    client.send(12)
+    client.wait_for(lambda r: r.mode == 12 and r.order_process_bar == 100, 8)
+
+
+def test_stand_up_and_repeated_life_count_is_ignored(daemon):
+    _, client = daemon
+    stand(client)
+    lc = client.life_count
+    client.send(21, 5, duration=1000, life_count=lc, pos_des=[0, 0, 0.15])
+    client.hold(0.3)
+    with client.lock:
+        recent = [r for t, r in client.responses[-10:]]
+    assert all(r.mode == 12 for r in recent)
+    with client.lock:
+        assert client.status[-1][1].heartbeats > 0
+
+
+def test_off_to_pose_is_refused_with_ban_trans(daemon):
+    _, client = daemon
+    client.send(21, 0)
+    r = client.wait_for(lambda r: r.switch_status == 5, 1)
+    assert r.mode == 0
+
+
+def test_timeout_shows_mode_7_within_500_ms_plus_2_ticks(daemon):
+    _, client = daemon
+    stand(client)
+    client.hold(0.3)
+    sent = client.heartbeat()
+    client.wait_for(lambda r: r.mode == 7, 2, heartbeat=False)
+    with client.lock:
+        first7 = next(t for t, r in client.responses if t > sent and r.mode == 7)
+    elapsed_ms = (first7 - sent) / 1e6
+    assert 500.0 <= elapsed_ms <= 500.0 + 2 * TICK_MS, elapsed_ms
+
+
+def change_ticks(client: Client, since_ns: int) -> list[tuple[int, int, int]]:
+    """(tick, mode, gait) at each change, from controller_status (sent on every change)."""
+    out = []
+    with client.lock:
+        for t, s in client.status:
+            if t >= since_ns and (not out or (s.mode, s.gait_id) != out[-1][1:]):
+                out.append((s.tick, s.mode, s.gait_id))
+    return out
+
+
+def test_queued_sequence_runs_in_order_and_duration_zero_preempts(daemon):
+    _, client = daemon
+    stand(client)
+    start = time.monotonic_ns()
+    client.send(21, 0, duration=300, rpy_des=[0, 0.1, 0])
+    time.sleep(0.01)
+    client.send(21, 5, duration=200, pos_des=[0, 0, 0.2])
+    time.sleep(0.01)
+    client.send(21, 0, duration=400, rpy_des=[0, -0.1, 0])
+    client.hold(1.2)
+    changes = change_ticks(client, start)
+    assert [c[1:] for c in changes[:4]] == [(21, 0), (21, 5), (21, 0), (21, 3)]
+    durations = [b[0] - a[0] for a, b in zip(changes, changes[1:4])]
+    for got, want_ms in zip(durations, (300, 200, 400)):
+        assert abs(got - want_ms / TICK_MS) <= 1, durations
+    # A second sequence, cut short by a continuous command.
+    client.send(21, 0, duration=2000, rpy_des=[0, 0.1, 0])
+    time.sleep(0.01)
+    client.send(21, 5, duration=2000, pos_des=[0, 0, 0.2])
+    client.hold(0.2)
+    client.send(7, 1)
+    r = client.wait_for(lambda r: r.mode == 7, 0.5)
+    assert r.gait_id == 1
+    client.hold(0.2)
+    with client.lock:
+        assert client.status[-1][1].queue_depth == 1
+
+
+def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
+    _, client = daemon
+    time.sleep(0.5)
+    with client.lock:
+        r0, j0 = len(client.responses), len(client.joint_cmd_ticks)
+    time.sleep(2.0)
+    with client.lock:
+        responses = len(client.responses) - r0
+        ticks = [k for _, k in client.joint_cmd_ticks[j0:]]
+    assert 95 <= responses <= 105, responses          # 50 Hz while nothing changes
+    assert len(ticks) >= 990, len(ticks)               # >= 495 messages/s
+    assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # none lost, in order
+
+
+def test_sigterm_damps_and_exits_within_one_second(daemon):
+    proc, client = daemon
+    stand(client)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(2) == 0
+    assert time.monotonic() - t0 < 1.0
+    with client.lock:
+        last = client.responses[-1][1]
+    assert last.mode == 7
+
+
+def motionctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_motionctl_send_wait_exit_codes(daemon):
+    done = motionctl("send", "--mode", "12", "--wait", "--timeout", "10")
+    assert done.returncode == 0, done.stdout + done.stderr
+    refused = motionctl("send", "--mode", "99", "--wait", "--timeout", "5")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    watch = motionctl("watch", "--once")
+    assert watch.returncode == 0
+    assert "RECOVERY_STAND" in watch.stdout or "PURE_DAMPER" in watch.stdout, watch.stdout
