@@ -379,7 +379,10 @@ class Controller:
         q = self.q.reshape(legs, 3)
         tau = self.tau.reshape(legs, 3)
         jt = np.transpose(self.kin.jacobian(q), (0, 2, 1))
-        force = np.einsum("lij,lj->li", np.linalg.pinv(jt), tau)
+        try:
+            force = np.linalg.solve(jt, tau[..., None])[..., 0]
+        except np.linalg.LinAlgError:   # a singular leg (fully stretched): least squares
+            force = np.einsum("lij,lj->li", np.linalg.pinv(jt), tau)
         mask = 0
         for i, f in enumerate(np.linalg.norm(force, axis=1)):
             if f > CONTACT_FORCE_N:

@@ -249,3 +249,64 @@ def test_motionctl_send_wait_exit_codes(daemon):
     watch = motionctl("watch", "--once")
     assert watch.returncode == 0
     assert "RECOVERY_STAND" in watch.stdout or "PURE_DAMPER" in watch.stdout, watch.stdout
+
+
+def test_client_with_its_own_cyberdog_types_works_unchanged(daemon, tmp_path):
+    """A client built the CyberDog way: its own lcm-gen output of the reference
+    .lcm files (no package), a ttl=255 URL, and a message object it reuses."""
+    for name in ("robot_control_cmd_lcmt", "robot_control_response_lcmt"):
+        text = (ROOT / "lcmtypes" / f"{name}.lcm").read_text().replace("package msgs;", "")
+        (tmp_path / f"{name}.lcm").write_text(text)
+    gen = Path(sys.executable).parent / "lcm-gen"
+    subprocess.run([str(gen), "-p", "--ppath", str(tmp_path / "gen"),
+                    *map(str, tmp_path.glob("*.lcm"))], check=True)
+    sys.path.insert(0, str(tmp_path / "gen"))
+    try:
+        from robot_control_cmd_lcmt import robot_control_cmd_lcmt
+        from robot_control_response_lcmt import robot_control_response_lcmt
+    finally:
+        sys.path.pop(0)
+    assert robot_control_cmd_lcmt.__module__ == "robot_control_cmd_lcmt"  # not motiond's
+
+    lc_cmd = lcm.LCM("udpm://239.255.76.67:7671?ttl=255")
+    lc_rsp = lcm.LCM("udpm://239.255.76.67:7670?ttl=255")
+    seen = []
+    lc_rsp.subscribe("robot_control_response",
+                     lambda _c, d: seen.append(robot_control_response_lcmt.decode(d)))
+    msg = robot_control_cmd_lcmt()
+
+    def do(mode, gait, duration=0, **fields):
+        for k, v in fields.items():
+            setattr(msg, k, v)
+        msg.mode, msg.gait_id, msg.duration = mode, gait, duration
+        msg.life_count = (msg.life_count + 1) % 128
+        lc_cmd.publish("robot_control_cmd", msg.encode())
+
+    def wait(pred, seconds):
+        end = time.monotonic() + seconds
+        beat = 0.0
+        while time.monotonic() < end:
+            if time.monotonic() > beat:
+                lc_cmd.publish("robot_control_cmd", msg.encode())   # heartbeat: same life_count
+                beat = time.monotonic() + 0.1
+            lc_rsp.handle_timeout(10)
+            if seen and pred(seen[-1]):
+                return seen[-1]
+        raise AssertionError(f"timed out; last {seen[-1].__dict__ if seen else None}")
+
+    do(12, 0)
+    wait(lambda r: r.mode == 12 and r.order_process_bar == 100, 8)
+    do(21, 0, 500, rpy_des=[0.0, 0.2, 0.0])
+    time.sleep(0.01)
+    do(21, 5, 600, pos_des=[0.0, 0.0, 0.2])
+    wait(lambda r: r.mode == 21 and r.gait_id == 5, 2)
+    wait(lambda r: r.mode == 21 and r.gait_id == 3, 2)        # the pose-hold filler
+    do(7, 1)
+    wait(lambda r: r.mode == 7 and r.gait_id == 1 and r.order_process_bar == 100, 3)
+    do(12, 0)
+    wait(lambda r: r.mode == 12 and r.order_process_bar == 100, 8)
+    seen.clear()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:                     # silence: the timeout fallback
+        lc_rsp.handle_timeout(10)
+    assert seen and seen[-1].mode == 7

@@ -83,25 +83,27 @@ class PoseCtrl(Behaviour):
 
     def _relative_target(self, ctx: TickContext, s: float) -> np.ndarray:
         block = ctx.block
-        kin = self.robot.kin
-        legs = len(self.cfg.legs)
-        p0 = kin.forward(self.q_block.reshape(legs, 3))
         centre = np.asarray(block.ctrl_point)
         rot = rotation_rpy(*(s * np.asarray(block.rpy_des)))
         shift = s * np.asarray(block.pos_des)
         # Feet fixed in the world, seen from the body after it turned and moved.
-        stance = (p0 - centre - shift) @ rot + centre
-        swing = p0 + s * np.asarray(block.foot_pose[:3])
-        feet = np.where(stance_mask(block.contact, legs)[:, None], stance, swing)
-        q, _ = kin.inverse(feet)
+        stance = (self.feet0 - centre - shift) @ rot + centre
+        swing = self.feet0 + s * np.asarray(block.foot_pose[:3])
+        feet = np.where(self.stance[:, None], stance, swing)
+        q, _ = self.robot.kin.inverse(feet)
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
 
     def _relative(self, ctx: TickContext, ticks: int) -> None:
         count = self.clock.count
-        now = self._relative_target(ctx, min(count / ticks, 1.0))
-        nxt = self._relative_target(ctx, min((count + 1) / ticks, 1.0))
+        if count == 1:
+            legs = len(self.cfg.legs)
+            self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
+            self.stance = stance_mask(ctx.block.contact, legs)
+            self.q_next = self._relative_target(ctx, min(1.0, 1.0 / ticks))
+        now = self.q_next
+        self.q_next = self._relative_target(ctx, min((count + 1) / ticks, 1.0))
         # Stream one tick: position now, velocity toward the next tick's target.
-        self.kernel.move(now, nxt, ctx.t, self.robot.dt, LINEAR)
+        self.kernel.move(now, self.q_next, ctx.t, self.robot.dt, LINEAR)
 
     def progress(self, ctx: TickContext) -> int:
         ticks = ctx.block.duration if ctx.block.duration > 0 else CONTINUOUS_TICKS
