@@ -27,7 +27,7 @@ from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.block import FROM_MOTOR, FROM_TIMEOUT, Block
 from controller.config import Config
-from controller.fsm import BAN_TRANS, ESTOP, EDAMP, MOTION, NORMAL, SWITCH_STATUS_NAMES, Fsm
+from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, SWITCH_STATUS_NAMES, Fsm
 from controller.intake import Intake
 from controller.kinematics import QuadrupedKinematics
 from controller.logs import RateLimit, get_logger

@@ -103,7 +103,7 @@ class Rig:
     def run(self, ms: float, heartbeat: bool = True) -> None:
         """Advance `ms` of robot time, heart-beating every 100 ms when asked."""
         ticks = int(round(ms / 2))
-        for i in range(ticks):
+        for _ in range(ticks):
             self.tick(heartbeat=heartbeat and self.ctl.tick % 50 == 0)
 
     def run_until(self, predicate, max_ms: float, heartbeat: bool = True) -> float:

@@ -5,7 +5,7 @@ import pytest
 
 from controller import msgs
 from controller.fsm import BAN_TRANS
-from harness import TICK_NS, Rig, command
+from harness import Rig, command
 
 DONE, TRANSITIONING = 0, 1
 
@@ -366,3 +366,34 @@ def test_user_gait_upload_is_answered(rig):
         results.append(msgs.file_recv_lcmt.decode(data).result)
     assert results == [0, 0, 1]
     assert rig.ctl.user_gait["def"].startswith("# Gait Def")
+
+
+def test_foot_outside_workspace_in_posture_gives_sticky_edamp(standing):
+    standing.send(3, 0, pos_des=[0, 0, 0.24])
+    standing.run(20)
+    assert standing.mode == 3
+    js = msgs.joint_state_t()
+    js.num_joints = 12
+    js.position = [0.0, -1.57, 0.55] * 4     # feet stretched far forward: |x| > L sin 60
+    js.velocity, js.torque = [0.0] * 12, [0.0] * 12
+    standing.raw(standing.ch["joint_state"], js.encode())
+    standing.tick()
+    c = standing.ctl
+    assert c.last_reported[2] == 3 and standing.mode == 7           # EDAMP, damper state
+    assert c.fsm.footpos_error & 0b001_001_001_001 == 0b001_001_001_001   # x bit of every leg
+    standing.run(60)
+    assert c.last_active.mode == 7          # the §3.5 override replaced the 3 command
+    standing.run(3200)                      # past the 1550-tick hold: still EDAMP while 7
+    assert c.last_reported[2] == 3 and standing.mode == 7
+    standing.send(12)
+    standing.run(10)
+    assert standing.mode == 12 and c.last_reported[2] != 3
+
+
+def test_motiond_help_describes_the_options():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "controller.cli.motiond", "--help"],
+                         capture_output=True, text=True, check=True).stdout
+    for option in ("--config", "--sim", "--log-level", "--ticks"):
+        assert option in out

@@ -6,7 +6,6 @@ these tests anywhere else). Timing bounds are the SPEC's.
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

@@ -59,8 +59,10 @@ def test_quintic_acceleration_is_zero_at_both_ends():
     k.move(0.0, 1.0, 0.0, 1.0, QUINTIC)
     h = 1e-4
     for t in (h, 1.0 - h):
-        k.step(t - h); v_a = k.vel[0]
-        k.step(t + h); v_b = k.vel[0]
+        k.step(t - h)
+        v_a = k.vel[0]
+        k.step(t + h)
+        v_b = k.vel[0]
         assert abs((v_b - v_a) / (2 * h)) < 0.01
 
 

@@ -1,5 +1,5 @@
 """The command-block queue (SPEC §3)."""
-from controller.block import FROM_TIMEOUT, Block
+from controller.block import Block
 from controller.queue import CommandQueue
 
 DONE, TRANSITIONING = 0, 1
