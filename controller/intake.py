@@ -27,6 +27,7 @@ class Intake:
     def __init__(self, timeout_ns: int, tick_ms: float) -> None:
         self.timeout_ns = timeout_ns
         self.tick_ms = tick_ms
+        self.half_tick_ns = int(tick_ms * 500_000)
         self.last_life_count = -1
         self.last_rx_ns: int | None = None
 
@@ -43,5 +44,13 @@ class Intake:
             return IntakeResult(error=f"command rejected: {exc}")
 
     def fresh(self, now_ns: int) -> bool:
-        """True while the last robot_control_cmd is younger than the timeout."""
-        return self.last_rx_ns is not None and now_ns - self.last_rx_ns < self.timeout_ns
+        """True while the last robot_control_cmd is younger than the timeout.
+
+        Both times are tick times, so the age is a whole number of ticks plus
+        wake-up jitter; half a tick of slack makes the timeout fire on the
+        exact tick (250 ticks after the one that took the packet in) rather
+        than one tick late whenever that tick woke a few microseconds early.
+        """
+        if self.last_rx_ns is None:
+            return False
+        return now_ns - self.last_rx_ns < self.timeout_ns - self.half_tick_ns

@@ -64,6 +64,8 @@ def test_stand_up_progress_and_cadence(rig):
     after = [r.tick for r in rig.responses if r.tick > t100]
     assert all(t % 10 == 0 for t in after)
     assert rig.body_height() == pytest.approx(rig.cfg.stand_height, abs=0.015)
+    assert rig.last.contact == 0b1111            # all four feet carry the body
+    assert rig.responses[0].contact == 0         # limp and lying at boot
 
 
 def test_timeout_lies_down_exactly_500_ms_after_the_last_packet(standing):
@@ -170,6 +172,16 @@ def test_relative_pose_moves_at_a_constant_rate_and_reports_progress(standing):
     steps = np.diff(z)
     np.testing.assert_allclose(steps, 0.04 / 200, rtol=1e-6)
     assert bars[99] == 50 and bars[-1] == 100
+
+
+def test_compliant_swing_leg_gains(standing):
+    standing.send(21, 2, duration=400, contact=0b1110, foot_pose=[0.03, 0, 0.05])
+    standing.run(50)
+    kp, kd = standing.ctl.kernel.kp, standing.ctl.kernel.kd
+    np.testing.assert_allclose(kp[:3], [40, 0.5, 0.5])     # FR lifted: compliant
+    np.testing.assert_allclose(kd[:3], [2, 0.05, 0.05])
+    np.testing.assert_allclose(kp[3:], [40, 30, 30] * 3)   # stance legs: pose gains
+    assert standing.last.gait_id == 2
 
 
 def test_absolute_height_is_clamped_and_reached(standing):

@@ -21,7 +21,10 @@ def test_repeated_life_count_only_refreshes_the_timer():
     again = intake.receive(command(21, life_count=5), 400_000_000)
     assert again.heartbeat and again.block is None
     assert intake.last_life_count == 5
-    assert intake.fresh(899_999_999) and not intake.fresh(900_000_000)
+    # Ticks are 2 ms apart: 249 ticks later fresh, 250 ticks later timed out,
+    # with half a tick of slack for wake-up jitter either way.
+    assert intake.fresh(400_000_000 + 498_000_000 + 900_000)
+    assert not intake.fresh(400_000_000 + 500_000_000 - 900_000)
 
 
 def test_mode_minus_one_is_a_heartbeat_and_keeps_the_stored_value():

@@ -163,12 +163,18 @@ def test_timeout_shows_mode_7_within_500_ms_plus_2_ticks(daemon):
     _, client = daemon
     stand(client)
     client.hold(0.3)
-    sent = client.heartbeat()
+    sent_us = time.time_ns() // 1000
+    client.heartbeat()
     client.wait_for(lambda r: r.mode == 7, 2, heartbeat=False)
+    # The response carries no time; controller_status goes out on the same tick
+    # (it is sent on every mode change) stamped with the daemon's tick time, so
+    # the measurement does not include this client's own receive latency.
     with client.lock:
-        first7 = next(t for t, r in client.responses if t > sent and r.mode == 7)
-    elapsed_ms = (first7 - sent) / 1e6
-    assert 500.0 <= elapsed_ms <= 500.0 + 2 * TICK_MS, elapsed_ms
+        first7 = next(s for _, s in client.status if s.mode == 7)
+    elapsed_ms = (first7.utime - sent_us) / 1e3
+    print(f"timeout fallback after {elapsed_ms:.2f} ms")
+    # Lower bound: 500 ms less 0.5 ms of wake-up jitter (the daemon counts whole ticks).
+    assert 500.0 - TICK_MS / 4 <= elapsed_ms <= 500.0 + 2 * TICK_MS, elapsed_ms
 
 
 def change_ticks(client: Client, since_ns: int) -> list[tuple[int, int, int]]:
