@@ -27,7 +27,7 @@ from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.block import FROM_MOTOR, FROM_TIMEOUT, Block
 from controller.config import Config
-from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, SWITCH_STATUS_NAMES, Fsm
+from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, Fsm
 from controller.intake import Intake
 from controller.kinematics import QuadrupedKinematics
 from controller.logs import RateLimit, get_logger
@@ -126,7 +126,6 @@ class Controller:
         self.prev_status = NORMAL
         self.prev_bar = -1
         self.prev_mode = 0                  # the previous tick's resolved command mode
-        self.prev_reported: tuple[int, int] | None = None
         self.override_count = 0
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
@@ -414,6 +413,3 @@ class Controller:
         s.loop_p99_us = tm.loop_p99_us
         s.last_error = c.last_error[:200]
         return s
-
-    def describe_status(self, status: int) -> str:
-        return SWITCH_STATUS_NAMES.get(status, str(status))

@@ -13,16 +13,15 @@ import numpy as np
 from controller.behaviours.base import Behaviour, TickContext
 from controller.config import FsmTable
 
-# Operating modes; their numbers are also the switch_status codes 0-4.
-NORMAL, TRANSITIONING, ESTOP, EDAMP, LIFTED = 0, 1, 2, 3, 4
-BAN_TRANS = 5
+from controller.protocol import BAN_TRANS, EDAMP, ESTOP, LIFTED, TRANSITIONING  # noqa: F401
+from controller.protocol import DONE as NORMAL
+
+# Operating modes: NORMAL, TRANSITIONING, ESTOP, EDAMP, LIFTED; their numbers
+# are also the switch_status codes 0-4.
 MOTION = 62
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
 ESTOP_HOLD_TICKS = 2000
-
-SWITCH_STATUS_NAMES = {0: "DONE", 1: "TRANSITIONING", 2: "ESTOP", 3: "EDAMP", 4: "LIFTED",
-                       5: "BAN_TRANS", 6: "OVER_HEAT", 7: "LOW_BAT"}
 
 
 class Fsm:

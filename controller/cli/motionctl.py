@@ -26,6 +26,8 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 from controller.config import Config, ConfigError, LcmConfig, load_config
 from controller.msgs import controller_status_t, robot_control_cmd_lcmt, robot_control_response_lcmt
+from controller.protocol import BAN_TRANS, TRANSITIONING
+from controller.protocol import SWITCH_STATUS_NAMES as SWITCH_STATUS
 from controller.sequence import (
     FieldError,
     Fields,
@@ -47,11 +49,6 @@ EXIT_TIMEOUT = 3        # no completion (or, for watch --once, no status) in tim
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM while waiting or playing
 EXIT_BROKEN_PIPE = 141  # stdout closed by its reader (`| head`), as SIGPIPE would give
 
-# switch_status codes as the controller emits them (SPEC §1.3, §5.7).
-SWITCH_STATUS = {0: "DONE", 1: "TRANSITIONING", 2: "ESTOP", 3: "EDAMP", 4: "LIFTED",
-                 5: "BAN_TRANS", 6: "OVER_HEAT", 7: "LOW_BAT"}
-TRANSITIONING = 1
-BAN_TRANS = 5
 
 HEARTBEAT_S = 0.1        # re-send period; the controller times out after 0.5 s (SPEC §2.5)
 POLL_S = 0.01            # feedback poll period; LCM queues packets meanwhile
