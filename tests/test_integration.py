@@ -315,3 +315,16 @@ def test_client_with_its_own_cyberdog_types_works_unchanged(daemon, tmp_path):
     while time.monotonic() < end:                     # silence: the timeout fallback
         lc_rsp.handle_timeout(10)
     assert seen and seen[-1].mode == 7
+
+
+def test_motionctl_plays_the_example_sequence(daemon):
+    _, client = daemon
+    played = motionctl("play", "config/sequences/stand_pose_lie.toml", "--timeout", "15", timeout=60)
+    assert played.returncode == 0, played.stdout + played.stderr
+    with client.lock:
+        modes = [(s.mode, s.gait_id) for _, s in client.status]
+    # Every step shows up in order: stand, relative pose, absolute height, lie down.
+    seen = [m for i, m in enumerate(modes) if i == 0 or modes[i - 1] != m]
+    order = [(12, 0), (21, 0), (21, 5), (7, 1)]
+    positions = [seen.index(m) for m in order]
+    assert positions == sorted(positions), seen
