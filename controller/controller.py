@@ -104,10 +104,15 @@ class Controller:
         self.shutting_down = False
         self.log = get_logger("motiond.controller")
         self.kin = QuadrupedKinematics(cfg.geometry)
-        self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max)
+        # No joint target moves faster than its velocity limit, even when a
+        # command or a segment would make it jump.
+        self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
         self.robot = Robot(cfg, self.kin, self.kernel)
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in BEHAVIOURS})
         self.queue = CommandQueue()
+        # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
+        # queue is never empty, even when the first packet queues nothing.
+        self.queue.replace_all(Block(mode=0, source=FROM_TIMEOUT))
         tick_ms = 1000.0 / cfg.tick_hz
         self.intake = Intake(int(cfg.command_timeout_ms * 1e6), tick_ms)
         self.ch = cfg.lcm.channels

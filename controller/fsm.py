@@ -156,6 +156,7 @@ class Fsm:
             self.operating = EDAMP
             self.hold_ticks = 0
             self.target = None
+            self.ban = 0   # the damper's own refusal flag starts clear
             damper = self.behaviours[DAMPER]
             self.state.exit()
             self.state = damper

@@ -21,14 +21,15 @@ CUBIC = lib.MK_CUBIC
 QUINTIC = lib.MK_QUINTIC
 
 _INPUTS = ("t0", "dur", "q0", "q1", "v0", "v1", "g_t0", "g_dur",
-           "kp0", "kp1", "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max")
+           "kp0", "kp1", "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max", "step_max")
 _OUTPUTS = ("pos", "vel", "kp", "kd", "tau")
 
 
 class Kernel:
     """Segments, gains and limits for n joints, evaluated by the C kernel."""
 
-    def __init__(self, q_min: np.ndarray, q_max: np.ndarray, v_max: np.ndarray) -> None:
+    def __init__(self, q_min: np.ndarray, q_max: np.ndarray, v_max: np.ndarray,
+                 step_max: np.ndarray | float = 0.0) -> None:
         n = len(q_min)
         self.n = n
         for name in _INPUTS + _OUTPUTS:
@@ -37,6 +38,7 @@ class Kernel:
         self.q_min[:] = q_min
         self.q_max[:] = q_max
         self.v_max[:] = v_max
+        self.step_max[:] = step_max
         self._plan = ffi.new("mk_plan *")
         self._plan.n = n
         for name in _INPUTS + _OUTPUTS:
@@ -60,6 +62,12 @@ class Kernel:
     def hold(self, q, idx=slice(None)) -> None:
         """Joints `idx` hold position q (zero velocity)."""
         self.move(q, q, 0.0, 0.0, LINEAR, idx)
+
+    def track(self, q) -> None:
+        """Hold q and take it as the previous output, bypassing the step limit:
+        for limp states, whose position target drives nothing."""
+        self.hold(q)
+        self.pos[:] = q
 
     def set_gains(self, kp, kd, t0: float = 0.0, ramp: float = 0.0, idx=slice(None)) -> None:
         """Gains go to (kp, kd): at once, or linearly over `ramp` seconds from

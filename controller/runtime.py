@@ -38,6 +38,8 @@ class Runtime:
         self.timing = Timing()
         self.stop_requested = False
         self.overrun_log = RateLimit()
+        self.error_log = RateLimit()
+        self.internal_errors = 0
         self.log = get_logger("motiond.runtime")
         ch = self.cfg.lcm.channels
         bus.subscribe("command", ch["command"])
@@ -72,7 +74,15 @@ class Runtime:
             self.bus.publish("joint", ch["joint_state"], state)
         if self.ctl.tick % self.ctl.status_every == 0:
             self._update_timing()
-        out = self.ctl.step(now_ns, inbox, self.timing)
+        try:
+            out = self.ctl.step(now_ns, inbox, self.timing)
+        except Exception:
+            # A bug must not kill the loop: log it (rate-limited) and keep ticking;
+            # the last joint command stays on the bus, and the next tick retries.
+            self.internal_errors += 1
+            if self.error_log.allow("internal_error", now_ns) is not None:
+                self.log.exception("internal_error", count=self.internal_errors)
+            return
         for port, channel, data in out.messages:
             self.bus.publish(port, channel, data)
         if self.sim is not None:

@@ -26,7 +26,7 @@ ffibuilder.cdef(
         const double *g_t0; const double *g_dur;
         const double *kp0; const double *kp1; const double *kd0; const double *kd1;
         const double *tau_ff;
-        const double *q_min; const double *q_max; const double *v_max;
+        const double *q_min; const double *q_max; const double *v_max; const double *step_max;
         double *pos; double *vel; double *kp; double *kd; double *tau;
     } mk_plan;
     int32_t mk_step(const mk_plan *plan, double t);

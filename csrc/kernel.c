@@ -64,6 +64,12 @@ int32_t mk_step(const mk_plan *p, double t)
             vel = 0.0;
             bad = 1;
         }
+        const double step = p->step_max[i];
+        const double prev = p->pos[i];
+        if (step > 0.0 && isfinite(prev)) {
+            if (pos > prev + step) { pos = prev + step; bad = 1; }
+            if (pos < prev - step) { pos = prev - step; bad = 1; }
+        }
         if (pos < p->q_min[i]) { pos = p->q_min[i]; if (vel < 0.0) vel = 0.0; bad = 1; }
         if (pos > p->q_max[i]) { pos = p->q_max[i]; if (vel > 0.0) vel = 0.0; bad = 1; }
         if (vel > p->v_max[i]) { vel = p->v_max[i]; bad = 1; }

@@ -38,7 +38,8 @@ typedef struct {
     const double *q_min;
     const double *q_max;
     const double *v_max;
-    /* outputs */
+    const double *step_max;  /* largest change of pos per call; <= 0: no limit */
+    /* outputs (pos is also the previous tick's position for the step limit) */
     double *pos;
     double *vel;
     double *kp;
@@ -48,8 +49,10 @@ typedef struct {
 
 /*
  * Evaluate every joint at time t (seconds). Returns the number of joints whose
- * position or velocity was clamped to its limits, or whose segment produced a
- * non-finite value (which is replaced by the segment start, a finite value).
+ * position or velocity was clamped to its limits or its step limit, or whose
+ * segment produced a non-finite value (which is replaced by the segment
+ * start, a finite value). No output jumps by more than step_max per call,
+ * whatever the segments say.
  */
 int32_t mk_step(const mk_plan *plan, double t);
 

@@ -8,7 +8,7 @@ LINEAR, CUBIC, QUINTIC = 0, 1, 2
 
 
 def evaluate(t, t0, dur, q0, q1, v0, v1, profile, g_t0, g_dur, kp0, kp1, kd0, kd1, tau_ff,
-             q_min, q_max, v_max):
+             q_min, q_max, v_max, step_max, prev_pos):
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.where(dur > 0, np.clip(np.nan_to_num((t - t0) / dur, nan=0.0), 0.0, 1.0), 1.0)
         T = np.where(dur > 0, dur, 1.0)
@@ -32,6 +32,8 @@ def evaluate(t, t0, dur, q0, q1, v0, v1, profile, g_t0, g_dur, kp0, kp1, kd0, kd
     bad = ~np.isfinite(pos) | ~np.isfinite(vel)
     pos = np.where(bad, np.where(np.isfinite(q0), q0, 0.5 * (q_min + q_max)), pos)
     vel = np.where(bad, 0.0, vel)
+    limited = (step_max > 0) & np.isfinite(prev_pos)
+    pos = np.where(limited, np.clip(pos, prev_pos - step_max, prev_pos + step_max), pos)
     vel = np.where((pos < q_min) & (vel < 0), 0.0, vel)
     vel = np.where((pos > q_max) & (vel > 0), 0.0, vel)
     pos = np.clip(pos, q_min, q_max)

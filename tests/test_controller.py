@@ -275,7 +275,7 @@ def test_posture_absolute_is_rate_limited_and_clamped(standing):
     pitches = []
     for _ in range(400):
         standing.tick(heartbeat=standing.ctl.tick % 50 == 0)
-        pitches.append(behaviour.rpy[1])
+        pitches.append(behaviour.pose[4])
     rates = np.diff(pitches) / 0.002
     assert rates.max() <= 2.0 + 1e-9
     assert np.diff(rates).max() / 0.002 <= 10.0 + 1e-6
@@ -288,7 +288,7 @@ def test_posture_incremental_offsets_accumulate(standing):
     standing.send(3, 1, duration=200, pos_des=[0, 0, -0.02])
     standing.run(1000)
     behaviour = standing.ctl.fsm.state
-    assert behaviour.offset[2] == pytest.approx(-0.04)
+    assert behaviour.pose[2] == pytest.approx(-0.04)
 
 
 def motor_msg(q, kp=20.0, kd=1.0):
@@ -304,9 +304,11 @@ def motor_msg(q, kp=20.0, kd=1.0):
 def test_motor_ctrl_entry_wait_mutation_limit_and_loss(rig):
     rig.run(20)
     zero = motor_msg(rig.robot.q, kp=0.0, kd=0.0)
-    for _ in range(1300):
+    for i in range(1300):
         rig.raw(rig.ch["motor_ctrl"], zero)
         rig.tick()
+        if i == 1000:   # inside the 2.5 s entry wait: high damping, not limp
+            np.testing.assert_allclose(rig.ctl.kernel.kd, 4.0)
     behaviour = rig.ctl.fsm.state
     assert rig.mode == 15 and behaviour.err_flag & 0b10 == 0  # the entry wait is over
     # Half a radian from the measured angles, inward: inside the limits, but
@@ -317,10 +319,15 @@ def test_motor_ctrl_entry_wait_mutation_limit_and_loss(rig):
     delta[1::3] = 0.5
     delta[2::3] = -0.5
     rig.raw(rig.ch["motor_ctrl"], motor_msg(q + delta))
+    previous = rig.ctl.kernel.pos.copy()
     rig.tick()
     limit = np.tile(np.radians([8, 10, 12]), 4)
-    np.testing.assert_allclose(rig.ctl.kernel.pos - rig.ctl.q, np.clip(delta, -limit, limit),
+    # The target is pulled to within the mutation limit of the measured angle;
+    # the output then approaches it no faster than the per-tick step limit.
+    np.testing.assert_allclose(rig.ctl.kernel.q1 - rig.ctl.q, np.clip(delta, -limit, limit),
                                atol=1e-9)
+    step = rig.cfg.v_max * rig.cfg.dt
+    assert (np.abs(rig.ctl.kernel.pos - previous) <= step + 1e-9).all()
     assert behaviour.err_flag & 0b11100 == 0b11100
     # motor_ctrl stops while a client keeps robot_control_cmd alive with mode -1
     # heartbeats: first the stale-command scaling, then high damping.
@@ -409,3 +416,78 @@ def test_motiond_help_describes_the_options():
                          capture_output=True, text=True, check=True).stdout
     for option in ("--config", "--sim", "--log-level", "--ticks"):
         assert option in out
+
+
+@pytest.mark.parametrize("first", [
+    command(-1, life_count=5),
+    command(12, life_count=-1),
+    command(12, life_count=3, vel_des=[float("nan"), 0, 0]),
+])
+def test_a_first_packet_that_queues_nothing_leaves_the_robot_off(rig, first):
+    rig.raw(rig.ch["command"], first.encode())
+    rig.tick()
+    rig.run(100)
+    assert rig.mode == 0 and rig.last.mode == 0
+
+
+def test_edamp_reports_3_even_after_a_refusal(standing):
+    standing.send(3, 0, pos_des=[0, 0, 0.24])
+    standing.run(20)
+    standing.send(16, 1)          # refused: status 5
+    standing.run(20)
+    assert standing.last.switch_status == BAN_TRANS
+    js = msgs.joint_state_t()
+    js.num_joints = 12
+    js.position = [0.0, -1.57, 0.55] * 4
+    js.velocity, js.torque = [0.0] * 12, [0.0] * 12
+    standing.raw(standing.ch["joint_state"], js.encode())
+    standing.run(100)
+    assert standing.mode == 7 and standing.ctl.last_reported[2] == 3
+    assert standing.ctl.last_active.mode == 7      # the §3.5 override fired
+
+
+def max_step(rig, ticks):
+    """The largest change of any joint target between two ticks."""
+    prev = rig.ctl.kernel.pos.copy()
+    worst = 0.0
+    for _ in range(ticks):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        worst = max(worst, float(np.abs(rig.ctl.kernel.pos - prev).max()))
+        prev = rig.ctl.kernel.pos.copy()
+    return worst
+
+
+def test_posture_switches_between_absolute_and_incremental_without_a_jump(standing):
+    standing.send(3, 0, duration=1000, rpy_des=[0, 0.25, 0], pos_des=[0, 0, 0.18])
+    assert max_step(standing, 700) < 0.03          # ... and into the 3/1 filler
+    assert standing.ctl.last_active.gait_id == 1
+    standing.send(3, 1, duration=500, pos_des=[0, 0, -0.02])
+    standing.run(600)
+    standing.send(3, 0, pos_des=[0, 0, 0.24])
+    assert max_step(standing, 600) < 0.03
+
+
+def test_a_refused_request_stops_the_pose_where_it_is(standing):
+    standing.send(21, 5, duration=2000, pos_des=[0, 0, 0.15])
+    standing.run(400)
+    standing.send(11, 1)        # refused for now
+    standing.run(10)
+    frozen = standing.ctl.kernel.pos.copy()
+    standing.run(1000)
+    assert standing.last.switch_status == BAN_TRANS
+    np.testing.assert_allclose(standing.ctl.kernel.pos, frozen, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode, gait, duration, fields", [
+    (21, 5, 2, dict(pos_des=[0, 0, 0.10])),
+    (21, 0, 2, dict(rpy_des=[0.4, 0.4, 0.4])),
+    (21, 0, 0, dict(rpy_des=[0, 2e6, 0])),
+    (21, 0, 0, dict(pos_des=[0, 0, -2e5])),
+    (21, 0, 400, dict(ctrl_point=[1e4, 0, 0], rpy_des=[0, 0, 0.001])),
+])
+def test_wild_pose_commands_never_make_a_joint_target_jump(standing, mode, gait, duration, fields):
+    standing.send(mode, gait, duration=duration, **fields)
+    assert max_step(standing, 400) <= standing.cfg.v_max.max() * standing.cfg.dt + 1e-9
+    pos = standing.ctl.kernel.pos
+    assert np.isfinite(pos).all()
+    assert (pos >= standing.cfg.q_min).all() and (pos <= standing.cfg.q_max).all()

@@ -6,7 +6,7 @@ from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
 from kernel_reference import evaluate
 
 FIELDS = ("t0", "dur", "q0", "q1", "v0", "v1", "profile", "g_t0", "g_dur", "kp0", "kp1",
-          "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max")
+          "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max", "step_max")
 
 
 def random_kernel(rng, n):
@@ -23,6 +23,7 @@ def random_kernel(rng, n):
     k.kp0[:], k.kp1[:] = rng.uniform(0, 100, n), rng.uniform(0, 100, n)
     k.kd0[:], k.kd1[:] = rng.uniform(0, 5, n), rng.uniform(0, 5, n)
     k.tau_ff[:] = rng.uniform(-12, 12, n)
+    k.step_max[:] = np.where(rng.random(n) < 0.5, 0.0, rng.uniform(0.01, 0.5, n))
     return k
 
 
@@ -31,8 +32,9 @@ def test_kernel_matches_numpy_reference(seed):
     rng = np.random.default_rng(seed)
     k = random_kernel(rng, 64)
     for t in np.linspace(-0.2, 3.2, 60):
+        previous = k.pos.copy()
         k.step(t)
-        ref = evaluate(t, *(getattr(k, f) for f in FIELDS))
+        ref = evaluate(t, *(getattr(k, f) for f in FIELDS), previous)
         for name, expected in zip(("pos", "vel", "kp", "kd", "tau"), ref):
             np.testing.assert_allclose(getattr(k, name), expected, atol=1e-6, rtol=0,
                                        err_msg=f"{name} at t={t}")
@@ -104,3 +106,26 @@ def test_gain_ramp_starts_from_the_gains_in_force():
     np.testing.assert_allclose(k.kd, [0.5, 1.0])
     k.step(2.0)
     np.testing.assert_allclose(k.kp, 0.0)
+
+
+def test_no_output_moves_more_than_the_step_limit_per_tick():
+    rng = np.random.default_rng(7)
+    n = 12
+    k = Kernel(np.full(n, -2.0), np.full(n, 2.0), np.full(n, 30.0), step_max=0.06)
+    prev = k.pos.copy()
+    for tick in range(400):
+        t = tick * 0.002
+        if tick % 37 == 0:   # adversarial: targets stepped anywhere, any duration
+            k.move(rng.uniform(-5, 5, n), rng.uniform(-5, 5, n), t, rng.choice([0.0, 0.002, 0.5]),
+                   int(rng.integers(0, 3)))
+        k.step(t)
+        assert np.abs(k.pos - prev).max() <= 0.06 + 1e-12
+        assert (k.pos >= -2.0).all() and (k.pos <= 2.0).all()
+        prev = k.pos.copy()
+
+
+def test_track_resets_the_step_limit_reference():
+    k = Kernel(np.full(2, -3.0), np.full(2, 3.0), np.full(2, 30.0), step_max=0.06)
+    k.track(np.array([1.0, -2.0]))
+    k.step(0.0)
+    np.testing.assert_allclose(k.pos, [1.0, -2.0])

@@ -65,9 +65,17 @@ class BlockClock:
     """Ticks since the active block started: motiond's per-block progress
     counter (SPEC §11), so a block's bar runs 0 -> 100 over its own duration."""
 
+    INTERRUPTED = -2
+
     def __init__(self) -> None:
         self.uid = -1
         self.count = 0
+
+    def interrupt(self) -> bool:
+        """A block of another mode is active: forget ours. True on the first call."""
+        first = self.uid != self.INTERRUPTED
+        self.uid = self.INTERRUPTED
+        return first
 
     def advance(self, block: Block) -> bool:
         """Count this tick; True when `block` is a new block (count restarts at 1)."""
@@ -124,7 +132,7 @@ class Behaviour:
 
     def go_limp(self, ctx: TickContext) -> None:
         """Zero gains, holding the measured position (the OFF command)."""
-        self.kernel.hold(ctx.q)
+        self.kernel.track(ctx.q)
         zero = np.zeros(self.kernel.n)
         self.kernel.set_gains(zero, zero)
         self.kernel.tau_ff[:] = 0.0

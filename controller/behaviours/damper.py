@@ -43,7 +43,7 @@ class Damper(Behaviour):
         self.kernel.tau_ff[:] = 0.0
 
     def _passive(self, ctx: TickContext) -> None:
-        self.kernel.hold(ctx.q)
+        self.kernel.track(ctx.q)   # kp is 0: the position target drives nothing
         _, kd = self.robot.gains("damper")
         if self.count >= PASSIVE_TICKS:
             kd = np.zeros_like(kd)

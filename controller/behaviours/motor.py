@@ -40,16 +40,18 @@ class MotorCtrl(Behaviour):
                           and not motor.kp.any() and not motor.kd.any() and not motor.tau.any())
             if self.wait > ENTRY_WAIT and fresh_zero:
                 self.err_flag &= ~ERR_LOST
-        if motor is None or motor.age_ms >= LOST_MS:
-            # Lost: high damping only (SPEC §7).
+        lost = motor is None or motor.age_ms >= LOST_MS
+        if lost:
             self.err_flag |= ERR_LOST
+        if lost or (self.err_flag & ERR_LOST and self.wait <= ENTRY_WAIT):
+            # Lost, or the entry wait: high damping only (SPEC §6.9, §7).
             _, kd = self.robot.gains("motor_ctrl_lost")
-            k.hold(ctx.q)
+            k.track(ctx.q)   # kp is 0: the position target drives nothing
             k.set_gains(zero, kd)
             k.tau_ff[:] = 0.0
             return
         if self.err_flag & ERR_LOST:
-            # Waiting for the entry wait and a zero frame: limp.
+            # After the wait, until a frame with zero gains and torque: limp.
             self.go_limp(ctx)
             return
         flags = 0

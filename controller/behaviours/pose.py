@@ -52,7 +52,11 @@ class PoseCtrl(Behaviour):
     def run(self, ctx: TickContext) -> None:
         block = ctx.block
         if block.mode != self.mode:
-            return  # a refused request: hold the current targets
+            # A refused request: the robot does not move (SPEC §4.4). Stop any
+            # running segment where it is; the next mode-21 block starts there.
+            if self.clock.interrupt():
+                self.kernel.hold(self.kernel.pos.copy())
+            return
         if self.clock.advance(block):
             # A new block starts from the current command (at entry: the entry pose).
             self.q_block = self.entry if self.entry is not None else self.kernel.pos.copy()

@@ -26,6 +26,7 @@ HEIGHT_RANGE = (0.15, 0.35)
 ANG_RATE, ANG_ACC = 2.0, 10.0
 LIN_RATE, LIN_ACC = 0.5, 3.0
 LIMIT_MARGIN = 0.04
+ENTRY_TOLERANCE = np.radians(8.0)   # as mode 21 (SPEC §6.1): no jump on entry
 
 
 def rate_limited(x: np.ndarray, v: np.ndarray, target: np.ndarray, vmax: float,
@@ -55,23 +56,25 @@ class QpStand(Behaviour):
     def enter(self, ctx: TickContext) -> None:
         kin = self.robot.kin
         legs = len(self.cfg.legs)
-        q0 = ctx.q.reshape(legs, 3)
+        start = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        q0 = start.reshape(legs, 3)
         self.feet = kin.forward(q0)          # world = the entry body frame
         self.height0 = kin.body_height(q0)
-        self.rpy = np.zeros(3)
-        self.rpy_rate = np.zeros(3)
-        self.height = self.height0
-        self.height_rate = np.zeros(1)
-        self.offset = np.zeros(6)             # incremental: x y z roll pitch yaw
+        # One body pose for both kinds of posture, so switching between them
+        # (e.g. the 3/1 filler after a 3/0 block) continues from where the body is:
+        # x, y, z (from the entry pose) and roll, pitch, yaw; and its rate.
+        self.pose = np.zeros(6)
+        self.rate = np.zeros(6)
+        self.safe_pose = self.pose.copy()
         self.swing = np.zeros((legs, 3))
-        self.period_start = (self.offset.copy(), self.swing.copy())
+        self.period_start = (self.pose.copy(), self.swing.copy())
         self.clock = BlockClock()
         self.period_tick = 0
-        self.safe_q = ctx.q.copy()
+        self.safe_q = start.copy()
         kp, kd = self.robot.gains("posture")
         self.kernel.set_gains(kp, kd)
         self.kernel.tau_ff[:] = 0.0
-        self.kernel.hold(ctx.q)
+        self.kernel.hold(start)
         self.run(ctx)  # the entry tick is the block's first tick
 
     def _incremental(self, ctx: TickContext) -> bool:
@@ -80,47 +83,56 @@ class QpStand(Behaviour):
     def run(self, ctx: TickContext) -> None:
         block = ctx.block
         if block.mode != self.mode:
-            self.kernel.hold(self.safe_q)
+            self.kernel.hold(self.safe_q)  # a refused request: the body stays put
             return
         new_block = self.clock.advance(block)
-        dt = self.robot.dt
-        legs = len(self.cfg.legs)
-        swing_legs = ~stance_mask(block.contact, legs)
         if self._incremental(ctx):
-            period = block.duration if block.duration > 0 else CONTINUOUS_PERIOD
-            if new_block or self.period_tick >= period:
-                self.period_start = (self.offset.copy(), self.swing.copy())
-                self.period_tick = 0
-            self.period_tick += 1
-            s = quintic(self.period_tick / period)
-            base, base_swing = self.period_start
-            yaw = base[5]
-            c, si = np.cos(yaw), np.sin(yaw)
-            dx, dy, dz = block.pos_des
-            step = np.array([c * dx - si * dy, si * dx + c * dy, dz, *block.rpy_des])
-            self.offset = base + s * step
-            lift = np.where(swing_legs[:, None], np.asarray(block.foot_pose[:3]), 0.0)
-            self.swing = base_swing + s * lift
-            shift = self.offset[:3]
-            rpy = self.offset[3:]
+            self._incremental_step(block, new_block)
         else:
-            target = np.clip(np.asarray(block.rpy_des), RPY_MIN, RPY_MAX)
-            self.rpy, self.rpy_rate = rate_limited(self.rpy, self.rpy_rate, target,
-                                                   ANG_RATE, ANG_ACC, dt)
-            h_target = np.clip(block.pos_des[2], *HEIGHT_RANGE)
-            h, self.height_rate = rate_limited(np.array([self.height]), self.height_rate,
-                                               np.array([h_target]), LIN_RATE, LIN_ACC, dt)
-            self.height = float(h[0])
-            shift = np.array([0.0, 0.0, self.height - self.height0])
-            rpy = self.rpy
-        feet = (self.feet - shift) @ rotation_rpy(*rpy) + self.swing
+            self._absolute_step(block)
+        feet = (self.feet - self.pose[:3]) @ rotation_rpy(*self.pose[3:]) + self.swing
         q, unreachable = self.robot.kin.inverse(feet)
         q = q.reshape(-1)
         inside = np.all(q >= self.cfg.q_min + LIMIT_MARGIN) and np.all(q <= self.cfg.q_max - LIMIT_MARGIN)
         if not unreachable.any() and inside and np.all(np.isfinite(q)):
             self.safe_q = q
-        # Outside the safe range the last safe pose is held (SPEC §6.3).
+            self.safe_pose = self.pose.copy()
+        else:
+            # Outside the safe range the last safe pose is held (SPEC §6.3), and
+            # the body pose itself stops there, so it resumes without a jump.
+            self.pose = self.safe_pose.copy()
+            self.rate[:] = 0.0
         self.kernel.hold(self.safe_q)
+
+    def _incremental_step(self, block, new_block: bool) -> None:
+        period = block.duration if block.duration > 0 else CONTINUOUS_PERIOD
+        if new_block or self.period_tick >= period:
+            self.period_start = (self.pose.copy(), self.swing.copy())
+            self.period_tick = 0
+        self.period_tick += 1
+        s = quintic(self.period_tick / period)
+        base, base_swing = self.period_start
+        yaw = base[5]
+        c, si = np.cos(yaw), np.sin(yaw)
+        dx, dy, dz = block.pos_des
+        step = np.array([c * dx - si * dy, si * dx + c * dy, dz, *block.rpy_des])
+        previous = self.pose
+        self.pose = base + s * step
+        self.rate = (self.pose - previous) / self.robot.dt
+        legs = len(self.cfg.legs)
+        swing_legs = ~stance_mask(block.contact, legs)
+        lift = np.where(swing_legs[:, None], np.asarray(block.foot_pose[:3]), 0.0)
+        self.swing = base_swing + s * lift
+
+    def _absolute_step(self, block) -> None:
+        dt = self.robot.dt
+        target = np.zeros(6)
+        target[2] = float(np.clip(block.pos_des[2], *HEIGHT_RANGE)) - self.height0
+        target[3:] = np.clip(np.asarray(block.rpy_des), RPY_MIN, RPY_MAX)
+        lin, lin_rate = rate_limited(self.pose[:3], self.rate[:3], target[:3], LIN_RATE, LIN_ACC, dt)
+        ang, ang_rate = rate_limited(self.pose[3:], self.rate[3:], target[3:], ANG_RATE, ANG_ACC, dt)
+        self.pose = np.concatenate([lin, ang])
+        self.rate = np.concatenate([lin_rate, ang_rate])
 
     def progress(self, ctx: TickContext) -> int:
         if not self._incremental(ctx):

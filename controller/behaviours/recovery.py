@@ -24,7 +24,9 @@ STAND_SETTLE_TICKS = 50
 FOLD_SETTLE_TICKS = 100
 PREPARE_TICKS = 1500
 FINAL_BAR_DELAY = 5
-STANDING_HEIGHT = (0.13, 0.45)       # m: start straight with StandUp inside this band
+STANDING_HEIGHT_LEG_SHARE = 0.42     # StandUp straight from above 0.42 (hip + knee link)
+STANDING_HEIGHT_MAX = 0.45           # m
+ENTRY_TOLERANCE = np.radians(8.0)
 ABAD_MARGIN = 0.05
 ABAD_CLIPPED_KP_SCALE = 0.3
 STUCK_THRESHOLD = np.radians(10.0)
@@ -93,18 +95,22 @@ class RecoveryStand(Behaviour):
                 Stage(hips_in, 100)]
 
     def _plan(self, ctx: TickContext, lie_side: bool) -> None:
-        q = ctx.q.copy()
+        # From the current command when the legs follow it, else from the
+        # measured pose (a limp robot): no jump in the joint targets either way.
+        q = self.entry_pose(ctx, ENTRY_TOLERANCE)
         stages: list[Stage] = []
         if lie_side:
             self.side_gait = ctx.block.gait_id
-            stages = [Stage(self._crouch_pose(), 200, bar_after=20),
-                      Stage(self.cfg.lie_pose.copy(), 300, bar_after=40),
-                      Stage(self.cfg.lie_pose.copy(), 100, bar_after=60),
-                      Stage(self.cfg.lie_pose.copy(), 100, bar_after=80)]
+            crouch, lie = self._crouch_pose(), self.cfg.lie_pose.copy()
+            halfway = 0.5 * (crouch + lie)
+            stages = [Stage(crouch, 200, bar_after=20), Stage(halfway, 150, bar_after=40),
+                      Stage(lie, 150, bar_after=50), Stage(lie, 50, bar_after=60),
+                      Stage(lie, 50, bar_after=70), Stage(lie, 50, bar_after=80)]
         else:
             self.side_gait = 0
-            height = self.robot.kin.body_height(q.reshape(-1, 3))
-            if not STANDING_HEIGHT[0] <= height <= STANDING_HEIGHT[1]:
+            kin = self.robot.kin
+            height = kin.body_height(q.reshape(-1, 3))
+            if not STANDING_HEIGHT_LEG_SHARE * kin.reach <= height <= STANDING_HEIGHT_MAX:
                 hips = q[1::3]
                 if np.any(hips < FOLDABLE_HIP[0]) or np.any(hips > FOLDABLE_HIP[1]):
                     stages += self._prepare_stages(q)
