@@ -14,7 +14,6 @@ FROM_COMMAND = "command"
 FROM_MOTOR = "motor_ctrl"
 FROM_TIMEOUT = "timeout"
 FROM_FILLER = "filler"
-FROM_OVERRIDE = "override"
 FROM_INJECTED = "injected"
 
 FILLER_TICKS = 200  # 400 ms (SPEC §3.4)

@@ -50,7 +50,6 @@ class Counters:
     packets_rejected: int = 0
     commands_rejected: int = 0
     timeouts: int = 0
-    tick_overruns: int = 0
     last_error: str = ""
 
 
@@ -71,9 +70,6 @@ class Outbox:
 
     def add(self, port: str, channel: str, data: bytes) -> None:
         self.messages.append((port, channel, data))
-
-    def channels(self) -> list[str]:
-        return [m[1] for m in self.messages]
 
     def get(self, channel: str) -> bytes | None:
         for _, ch, data in self.messages:
@@ -128,16 +124,16 @@ class Controller:
         self.motor_rx_ns = 0
         self.user_gait: dict[str, str] = {}
         self.timed_out = False
-        self.prev_status = NORMAL
-        self.prev_bar = -1
-        self.prev_mode = 0                  # the previous tick's resolved command mode
         self.override_count = 0
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
+        self.response.motor_error = [0] * 12   # the sim has no motor faults to report
         self.joint_cmd = msgs.joint_command_t()
         self.joint_cmd.num_joints = n
         self.status = msgs.controller_status_t()
-        self.last_active: Block | None = None
+        # The previous tick's active block and (mode, gait, switch_status, bar):
+        # intake, the cadence and the overrides all look one tick back (SPEC).
+        self.last_active: Block = self.queue.blocks[0]
         self.last_reported = (0, 0, NORMAL, 100)
 
     # -- intake ------------------------------------------------------------------
@@ -256,7 +252,7 @@ class Controller:
         if self.intake.fresh(now_ns):
             self.timed_out = False
             return
-        mode = 7 if self.prev_mode != 0 and self.fsm.mode != 0 else 0
+        mode = 7 if self.last_active.mode != 0 and self.fsm.mode != 0 else 0
         if not self.timed_out and self.intake.last_rx_ns is not None:
             self.counters.timeouts += 1
             self.log.warning("command_timeout", fallback_mode=mode,
@@ -295,8 +291,9 @@ class Controller:
             elif channel == ch["user_gait_file"]:
                 self._on_user_gait(now_ns, data, out)
         self._select_source(now_ns)
-        active = self.queue.process(self.prev_status)
-        self._safety_override(active, self.prev_status, self.last_reported[0])
+        previous_status = self.last_reported[2]
+        active = self.queue.process(previous_status)
+        self._safety_override(active, previous_status, self.last_reported[0])
 
         t = self.tick * self.cfg.dt
         ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
@@ -311,10 +308,7 @@ class Controller:
         reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
                                      self.queue.motion_progress())
         self._log_changes(now_ns, previous_state, active, reported)
-        self._publish(now_ns, out, ctx, reported, timing)
-        self.prev_status = reported[2]
-        self.prev_bar = reported[3]
-        self.prev_mode = active.mode
+        self._publish(now_ns, out, reported, timing)
         self.last_active = active
         self.last_reported = reported
         self.tick += 1
@@ -326,8 +320,8 @@ class Controller:
             self.log.info("mode_change", **{"from": self.cfg.fsm.name(previous_state)},
                           to=self.cfg.fsm.name(self.fsm.mode), tick=self.tick)
         refused = reported[2] == BAN_TRANS
-        new_block = self.last_active is None or active.uid != self.last_active.uid
-        if refused and (self.prev_status != BAN_TRANS or new_block):
+        new_block = active.uid != self.last_active.uid
+        if refused and (self.last_reported[2] != BAN_TRANS or new_block):
             reason = self.fsm.refusal or "refused"
             self.counters.last_error = f"mode {active.mode} refused: {reason}"
             suppressed = self.limit.allow("mode_refused", now_ns)
@@ -336,9 +330,10 @@ class Controller:
                                  state=self.cfg.fsm.name(self.fsm.mode), reason=reason,
                                  suppressed=suppressed)
 
-    def _publish(self, now_ns: int, out: Outbox, ctx: TickContext,
-                 reported: tuple[int, int, int, int], timing: Timing | None) -> None:
+    def _publish(self, now_ns: int, out: Outbox, reported: tuple[int, int, int, int],
+                 timing: Timing | None) -> None:
         mode, gait, status, bar = reported
+        prev_mode, prev_gait, prev_status, prev_bar = self.last_reported
         utime = (now_ns + self.epoch_offset_ns) // 1000
         k = self.kernel
         jc = self.joint_cmd
@@ -353,15 +348,14 @@ class Controller:
 
         # SPEC §1.8 cadence, plus (motiond) a message whenever the reported mode
         # or gait changes, so a client sees e.g. the timeout damper at once.
-        changed = status != self.prev_status or (mode, gait) != self.last_reported[:2]
-        due = changed or self.tick % RESPONSE_EVERY == 0 or (bar >= 95 and self.prev_bar != 100)
+        changed = (mode, gait, status) != (prev_mode, prev_gait, prev_status)
+        due = changed or self.tick % RESPONSE_EVERY == 0 or (bar >= 95 and prev_bar != 100)
         if due:
             r = self.response
             r.mode, r.gait_id, r.switch_status, r.order_process_bar = mode, gait, status, bar
             r.contact = self._contact()
             r.ori_error = self.fsm.ori_error
             r.footpos_error = self.fsm.footpos_error
-            r.motor_error = [0] * 12
             out.add("response", self.ch["response"], r.encode())
 
         if self.fsm.mode == 15:
@@ -375,7 +369,7 @@ class Controller:
         # Status at its rate, and on every change of mode, gait or switch_status
         # so that tools see the exact tick of each change.
         if changed or self.tick % self.status_every == 0:
-            out.add("joint", self.ch["status"], self._status(utime, ctx, reported, timing).encode())
+            out.add("joint", self.ch["status"], self._status(utime, reported, timing).encode())
 
     def _contact(self) -> int:
         """Bit i set when leg i's estimated foot force exceeds 5 N (SPEC §5.10)."""
@@ -393,7 +387,7 @@ class Controller:
                 mask |= 1 << i
         return mask
 
-    def _status(self, utime: int, ctx: TickContext, reported: tuple[int, int, int, int],
+    def _status(self, utime: int, reported: tuple[int, int, int, int],
                 timing: Timing | None) -> Any:
         mode, gait, status, bar = reported
         s = self.status

@@ -13,11 +13,11 @@ import numpy as np
 from controller.behaviours.base import Behaviour, TickContext
 from controller.config import FsmTable
 
-from controller.protocol import BAN_TRANS, EDAMP, ESTOP, LIFTED, TRANSITIONING  # noqa: F401
+# Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
+# sim never enters) share their numbers with the switch_status codes 0-4.
+from controller.protocol import BAN_TRANS, EDAMP, ESTOP, TRANSITIONING
 from controller.protocol import DONE as NORMAL
 
-# Operating modes: NORMAL, TRANSITIONING, ESTOP, EDAMP, LIFTED; their numbers
-# are also the switch_status codes 0-4.
 MOTION = 62
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
@@ -146,9 +146,10 @@ class Fsm:
             self.operating = NORMAL
 
     def _pre_check(self, ctx: TickContext) -> None:
-        if self.operating in (ESTOP, EDAMP) or not self.state.checks_foot_workspace:
-            if not self.state.checks_foot_workspace and self.operating != EDAMP:
-                self.footpos_error = 0
+        if self.operating in (ESTOP, EDAMP):
+            return   # keep the bits that caused it
+        if not self.state.checks_foot_workspace:
+            self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
             return
         bits = self._foot_workspace_bits(ctx)
         self.footpos_error = bits
