@@ -13,9 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from controller import goals
 from controller.cli import motionctl as mc
-from controller.config import load_config
-from controller.msgs import controller_status_t, robot_control_cmd_lcmt, robot_control_response_lcmt
+from controller.config import LcmConfig, load_config
+from controller.goals import EventKind, GoalKind, Reason
+from controller.msgs import (
+    controller_status_t,
+    localization_lcmt,
+    motion_event_t,
+    motion_goal_t,
+    robot_control_cmd_lcmt,
+    robot_control_response_lcmt,
+)
+from controller.odometry import Odometry
 from controller.sequence import (
     FieldError,
     SequenceError,
@@ -25,6 +35,7 @@ from controller.sequence import (
     parse_sequence,
     zero_fields,
 )
+from controller.transport import Bus
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "sequences" / "stand_pose_lie.toml"
@@ -583,3 +594,301 @@ def test_bad_sequence_exits_1_before_sending(tmp_path: Path, capsys: pytest.Capt
     path = write(tmp_path, "[[step]]\nmode = 12\n[[step]]\nmode = 21\nrpy_des = [0, 0]\n")
     assert mc.main(["play", str(path)]) == mc.EXIT_USAGE
     assert f"{path}: step 2: rpy_des: expected an array of 3 numbers" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- goal
+
+EVENT = mc.EVENT_CHANNEL
+ODOMETRY = mc.ODOMETRY_CHANNEL
+
+
+def event_bytes(kind: int, goal_id: int, reason: int = 0, goal_kind: int = 1, text: str = "",
+                x: float = 0.0, value: float = 0.0) -> bytes:
+    event = goals.Event(kind=kind, goal_id=goal_id, goal_kind=goal_kind, reason=reason, x=x, value=value,
+                        text=text)
+    return goals.to_msg(event, 0).encode()
+
+
+class FakeGoalDaemon:
+    """Answers each motion goal: ACCEPTED after 2 ms (or GOAL_DONE `refuse` text), then for
+    moves a GOAL_DONE with `reason` after `run_s`. `silent` answers nothing."""
+
+    def __init__(self, clock: FakeClock, *, reason: int = Reason.REACHED, run_s: float = 1.0,
+                 refuse: str = "", silent: bool = False, extra: list[tuple[float, str, bytes]] | None = None) -> None:
+        self.clock = clock
+        self.reason, self.run_s, self.refuse, self.silent = reason, run_s, refuse, silent
+        self.pending: list[tuple[float, str, bytes]] = list(extra or [])
+        self.goals: list[tuple[float, motion_goal_t]] = []
+        self.subscribed: list[tuple[str, str]] = []
+
+    def subscribe(self, port_name: str, channel: str) -> None:
+        self.subscribed.append((port_name, channel))
+
+    def publish(self, port_name: str, channel: str, data: bytes) -> None:
+        assert (port_name, channel) == ("command", mc.GOAL_CHANNEL)
+        msg = motion_goal_t.decode(data)
+        now = self.clock.now
+        self.goals.append((now, msg))
+        if self.silent:
+            return
+        if self.refuse:
+            self.pending.append((now + 0.002, EVENT, event_bytes(
+                EventKind.GOAL_DONE, msg.goal_id, Reason.REFUSED, msg.kind, self.refuse)))
+            return
+        self.pending.append((now + 0.002, EVENT, event_bytes(EventKind.ACCEPTED, msg.goal_id, 0, msg.kind)))
+        if msg.kind in (GoalKind.MOVE_DISTANCE, GoalKind.MOVE_CONTINUOUS):
+            self.pending.append((now + self.run_s, EVENT, event_bytes(
+                EventKind.GOAL_DONE, msg.goal_id, self.reason, msg.kind, "the end", x=0.5, value=0.5)))
+
+    def drain(self) -> list[tuple[str, bytes]]:
+        due = [p for p in self.pending if p[0] <= self.clock.now]
+        self.pending = [p for p in self.pending if p[0] > self.clock.now]
+        return [(ch, data) for _, ch, data in sorted(due, key=lambda p: p[0])]
+
+
+def parse_goal(argv: list[str]) -> motion_goal_t:
+    return mc.goal_from_args(mc.build_parser().parse_args(["goal", *argv]))
+
+
+def run_goal(daemon: FakeGoalDaemon, argv: list[str]) -> tuple[int, str]:
+    args = mc.build_parser().parse_args(["goal", *argv])
+    out = io.StringIO()
+    link = mc.Link(daemon, CFG.lcm, daemon.clock, ("event",))
+    code = mc.send_goal(link, mc.goal_from_args(args), wait=getattr(args, "wait", True), out=out,
+                        rng=FixedRandom(77), goal_id=args.id)
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["move", "1.0"], {"kind": GoalKind.MOVE_DISTANCE, "distance": 1.0, "angle": 0.0, "timeout": 30.0}),
+    (["move", "-0.5", "--angle", "1.5", "--timeout", "8"],
+     {"kind": GoalKind.MOVE_DISTANCE, "distance": -0.5, "angle": 1.5, "timeout": 8.0}),
+    (["cont", "0.2", "-0.1", "--timeout", "3"],
+     {"kind": GoalKind.MOVE_CONTINUOUS, "speed": pytest.approx(0.2), "rotation": pytest.approx(-0.1),
+      "timeout": 3.0}),
+    (["stop"], {"kind": GoalKind.STOP}),
+    (["profile", "1", "0.5", "0.8"], {"kind": GoalKind.SET_SPEED_PROFILE, "max_acc": 1.0, "max_speed": 0.5,
+                                      "max_rotation": pytest.approx(0.8)}),
+    (["odom", "1", "-2", "0.5"], {"kind": GoalKind.SET_ODOMETRY, "x": 1.0, "y": -2.0, "yaw": 0.5}),
+    (["area", "0", "-1", "2", "1"], {"kind": GoalKind.AREA, "x1": 0.0, "y1": -1.0, "x2": 2.0, "y2": 1.0,
+                                     "enable": 1}),
+    (["area", "--off"], {"kind": GoalKind.AREA, "enable": 0}),
+    (["battery", "22.5"], {"kind": GoalKind.BATTERY_LOW, "voltage": 22.5, "enable": 1}),
+    (["battery", "--off"], {"kind": GoalKind.BATTERY_LOW, "enable": 0}),
+])
+def test_goal_arguments_become_a_motion_goal(argv: list[str], expected: dict[str, object]) -> None:
+    msg = motion_goal_t.decode(parse_goal(argv).encode())   # what goes on the wire
+    assert {key: getattr(msg, key) for key in expected} == expected
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["goal"], "the following arguments are required: ACTION"),
+    (["goal", "move"], "the following arguments are required: DISTANCE"),
+    (["goal", "move", "nan"], "argument DISTANCE: must be finite"),
+    (["goal", "move", "1", "--timeout", "0"], "argument --timeout: must be > 0"),
+    (["goal", "move", "1", "--timeout", "601"], "goal move: timeout 601 is outside (0, 600]"),
+    (["goal", "move", "1", "--angle", "900"], "goal move: angle 900 is outside"),
+    (["goal", "cont", "0.2", "0"], "the following arguments are required: --timeout"),
+    (["goal", "profile", "1", "0", "1"], "goal profile: max_speed 0 is outside (0, 2]"),
+    (["goal", "area", "0", "0", "1"], "goal area: expected X1 Y1 X2 Y2 (or --off), got 3 numbers"),
+    (["goal", "area", "1", "0", "0", "1"], "goal area: area needs x1 < x2 and y1 < y2"),
+    (["goal", "battery"], "goal battery: expected VOLTS (or --off)"),
+    (["goal", "stop", "--id", "0x100000000"], "argument --id: 4294967296 is outside the int32 range"),
+])
+def test_goal_usage_errors_exit_1_before_sending(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                 message: str) -> None:
+    assert mc.main(argv) == mc.EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_goal_help_is_true(capsys: pytest.CaptureFixture[str]) -> None:
+    assert mc.main(["goal", "--help"]) == 0
+    text = capsys.readouterr().out
+    for action in ("move", "cont", "stop", "profile", "odom", "area", "battery"):
+        assert f"    {action} " in text
+    assert "4    goal pre-empted" in text
+    assert mc.main(["goal", "cont", "--help"]) == 0
+    assert "GOAL_DONE REACHED, exit 0" in " ".join(capsys.readouterr().out.split())
+
+
+def test_goal_move_waits_for_reached() -> None:
+    clock = FakeClock()
+    daemon = FakeGoalDaemon(clock, run_s=2.5)
+    code, out = run_goal(daemon, ["move", "0.5", "--id", "7"])
+    assert code == mc.EXIT_OK
+    assert clock.now == pytest.approx(2.5, abs=0.011)
+    (t, sent), = daemon.goals
+    assert (t, sent.goal_id, sent.kind, sent.distance) == (0.0, 7, GoalKind.MOVE_DISTANCE, 0.5)
+    assert sent.utime > 0
+    lines = out.splitlines()
+    assert lines[0] == "sent MOVE_DISTANCE goal 7"
+    assert lines[1].startswith("  ACCEPTED goal 7 (MOVE_DISTANCE)")
+    assert lines[-1] == "done: GOAL_DONE REACHED goal 7 (MOVE_DISTANCE) at x 0.500 y 0.000 yaw 0.000: the end"
+    assert ("command", EVENT) in daemon.subscribed
+
+
+@pytest.mark.parametrize("reason, code, word", [
+    (Reason.TIMEOUT, mc.EXIT_TIMEOUT, "timeout: GOAL_DONE TIMEOUT"),
+    (Reason.PREEMPTED, mc.EXIT_PREEMPTED, "ended: GOAL_DONE PREEMPTED"),
+    (Reason.CANCELLED, mc.EXIT_PREEMPTED, "ended: GOAL_DONE CANCELLED"),
+    (Reason.REFUSED, mc.EXIT_REFUSED, "refused: GOAL_DONE REFUSED"),
+    (99, mc.EXIT_PREEMPTED, "ended: GOAL_DONE UNKNOWN_99"),
+])
+def test_goal_move_exit_code_follows_the_reason(reason: int, code: int, word: str) -> None:
+    result, out = run_goal(FakeGoalDaemon(FakeClock(), reason=reason), ["cont", "0.1", "0", "--timeout", "1"])
+    assert result == code
+    assert out.splitlines()[-1].startswith(word)
+
+
+def test_goal_refused_at_once_exits_2() -> None:
+    code, out = run_goal(FakeGoalDaemon(FakeClock(), refuse="distance is not finite"), ["move", "1"])
+    assert code == mc.EXIT_REFUSED
+    assert out.splitlines()[-1] == ("refused: GOAL_DONE REFUSED goal 77 (MOVE_DISTANCE) at x 0.000 y 0.000 "
+                                    "yaw 0.000: distance is not finite")
+
+
+def test_goal_without_answer_times_out_after_a_second() -> None:
+    clock = FakeClock()
+    code, out = run_goal(FakeGoalDaemon(clock, silent=True), ["odom", "0", "0", "0"])
+    assert code == mc.EXIT_TIMEOUT
+    assert clock.now == pytest.approx(mc.GOAL_ACK_S, abs=0.011)
+    assert "no answer to goal 77 within 1 s (is motiond running, with motion goals?)" in out
+
+
+def test_goal_move_without_done_times_out_after_its_timeout_and_a_margin() -> None:
+    clock = FakeClock()
+    code, out = run_goal(FakeGoalDaemon(clock, run_s=100.0), ["move", "1", "--timeout", "3"])
+    assert code == mc.EXIT_TIMEOUT
+    assert clock.now == pytest.approx(3.0 + mc.GOAL_DONE_MARGIN_S, abs=0.02)
+    assert "goal 77 not done within 5 s of its acceptance" in out
+
+
+def test_goal_settings_are_done_when_accepted() -> None:
+    clock = FakeClock()
+    for argv in (["profile", "1", "0.5", "1"], ["stop"], ["area", "0", "0", "1", "1"], ["battery", "--off"]):
+        code, out = run_goal(FakeGoalDaemon(clock), argv)
+        assert code == mc.EXIT_OK, out
+        assert out.splitlines()[-1].startswith("done: ACCEPTED goal 77")
+    assert clock.now < 0.1
+
+
+def test_goal_move_no_wait_returns_once_accepted() -> None:
+    clock = FakeClock()
+    code, _ = run_goal(FakeGoalDaemon(clock, run_s=5.0), ["move", "1", "--no-wait"])
+    assert code == mc.EXIT_OK and clock.now < 0.1
+
+
+def test_goal_ignores_other_goals_events() -> None:
+    clock = FakeClock()
+    extra = [(0.5, EVENT, event_bytes(EventKind.GOAL_DONE, 5, Reason.REFUSED)),
+             (0.6, EVENT, event_bytes(EventKind.AREA_LEFT, 78, 0, GoalKind.AREA))]
+    code, _ = run_goal(FakeGoalDaemon(clock, run_s=1.0, extra=extra), ["move", "1"])
+    assert code == mc.EXIT_OK and clock.now == pytest.approx(1.0, abs=0.011)
+
+
+def test_goal_move_interrupted_sends_stop() -> None:
+    daemon = FakeGoalDaemon(FakeClock(interrupt_at=0.5), run_s=5.0)
+    code, out = run_goal(daemon, ["move", "1"])
+    assert code == mc.EXIT_INTERRUPTED
+    assert [m.kind for _, m in daemon.goals] == [GoalKind.MOVE_DISTANCE, GoalKind.STOP]
+    assert "interrupted: sent STOP goal" in out
+
+
+def test_goal_tracker_needs_the_goal_id() -> None:
+    tracker = mc.GoalTracker(3, is_move=True, sent_at=0.0, run_wait=2.0)
+    other = motion_event_t.decode(event_bytes(EventKind.ACCEPTED, 4))
+    assert tracker.feed(other, 0.1) is None and tracker.accepted_at is None
+    assert tracker.feed(motion_event_t.decode(event_bytes(EventKind.ACCEPTED, 3)), 0.2) is None
+    assert tracker.check(2.19) is None and tracker.check(2.2) is mc.Outcome.TIMEOUT
+
+
+class MemqLcm(LcmConfig):
+    """The configured channels on one in-process memq:// LCM: real encoding, no socket."""
+
+    def url(self, port_name: str) -> str:
+        return "memq://"
+
+
+class RobotClock(FakeClock):
+    """Fake time that runs a GoalExecutor at 500 Hz, as motiond would, while motionctl sleeps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.executor, self.odom = goals.GoalExecutor(), Odometry()
+        self.bus: Bus | None = None
+        self._ns = 0
+
+    def on_goal(self, channel: str, data: bytes) -> None:
+        self.publish(self.executor.on_goal(motion_goal_t.decode(data), self._ns, self.odom))
+
+    def publish(self, events: list[goals.Event]) -> None:
+        assert self.bus is not None
+        for event in events:
+            self.bus.publish("command", EVENT, goals.to_msg(event, self._ns // 1000).encode())
+
+    def sleep(self, seconds: float) -> None:
+        end = round((self.now + seconds) * 1e9)
+        while self._ns < end:
+            velocity, events = self.executor.step(self._ns, self.odom, None)
+            self.publish(events)
+            self.odom.integrate(velocity or (0.0, 0.0, 0.0), 0.002)
+            self._ns += 2_000_000
+        super().sleep(seconds)
+
+
+def test_goal_move_over_memq_lcm_with_the_real_executor() -> None:
+    lcm_cfg = MemqLcm(**vars(CFG.lcm))
+    clock = RobotClock()
+    bus = Bus(lcm_cfg)
+    clock.bus = bus
+    bus._instance("command").subscribe(mc.GOAL_CHANNEL, clock.on_goal)
+    out = io.StringIO()
+    link = mc.Link(bus, lcm_cfg, clock, ("event",))
+    msg = mc.goal_from_args(mc.build_parser().parse_args(["goal", "move", "0.3"]))
+    assert mc.send_goal(link, msg, wait=True, out=out, rng=FixedRandom(5), goal_id=None) == mc.EXIT_OK
+    assert clock.odom.x == pytest.approx(0.3, abs=0.005)
+    assert 1.2 < clock.now < 2.0     # 0.6 s ramp, 0.6 s braking, 0.6 s at 0.3 m/s less overlap
+    assert out.getvalue().splitlines()[-1].startswith("done: GOAL_DONE REACHED goal 5 (MOVE_DISTANCE) at x 0.29")
+
+
+# --------------------------------------------------------------------------- watch: odometry and events
+
+def odometry_msg(x: float, y: float, yaw: float, vx: float) -> localization_lcmt:
+    odom = Odometry()
+    odom.set(x, y, yaw)
+    odom.integrate((vx, 0.0, 0.0), 0.0)
+    return odom.fill(localization_lcmt(), 0)
+
+
+def test_render_status_shows_odometry_and_events() -> None:
+    events = [motion_event_t.decode(event_bytes(EventKind.AREA_ENTERED, 5, 0, GoalKind.AREA, "entered area")),
+              motion_event_t.decode(event_bytes(EventKind.BATTERY_LOW, 6, 0, GoalKind.BATTERY_LOW, value=21.5))]
+    text = mc.render_status(make_status(mode=11), None, NAMES, odometry_msg(1.25, -0.5, 0.75, 0.3), events)
+    assert "odometry  x 1.250 m  y -0.500 m  yaw 0.750 rad  vx 0.30 m/s" in text
+    assert "event     AREA_ENTERED goal 5 (AREA) at x 0.000 y 0.000 yaw 0.000: entered area" in text
+    assert "event     BATTERY_LOW 21.50 V goal 6 (BATTERY_LOW)" in text
+    assert "odometry  none received" in mc.render_status(make_status(), None, NAMES)
+
+
+def test_watch_plain_output_has_odometry_and_one_line_per_event() -> None:
+    clock = FakeClock(interrupt_at=0.35)
+    script = [(0.05, ODOMETRY, odometry_msg(2.0, 1.0, -0.5, 0.25).encode()),
+              (0.1, STATUS, status_bytes(tick=50, mode=11, mode_name="LOCOMOTION")),
+              (0.2, EVENT, event_bytes(EventKind.GOAL_DONE, 9, Reason.REACHED, text="reached: 1.000 m"))]
+    bus = FakeBus(clock, script)
+    out = io.StringIO()
+    link = mc.Link(bus, CFG.lcm, clock, mc.WATCH_FEEDS)
+    assert ("joint", ODOMETRY) in bus.subscribed and ("command", EVENT) in bus.subscribed
+    assert mc.watch_live(link, out, NAMES, tty=False) == mc.EXIT_OK
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].endswith("odom x 2.000 m  y 1.000 m  yaw -0.500 rad  vx 0.25 m/s")
+    assert lines[1] == "event GOAL_DONE REACHED goal 9 (MOVE_DISTANCE) at x 0.000 y 0.000 yaw 0.000: reached: 1.000 m"
+
+
+def test_watch_screen_keeps_the_last_five_events() -> None:
+    state = mc.WatchState()
+    for i in range(8):
+        state.update(motion_event_t.decode(event_bytes(EventKind.ACCEPTED, i)))
+    assert [e.goal_id for e in state.events] == [3, 4, 5, 6, 7]
+    assert state.render(NAMES).count("event     ACCEPTED") == 5

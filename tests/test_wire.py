@@ -23,6 +23,7 @@ def base_hash(kind) -> int:
     (msgs.file_recv_lcmt, 0xF676533F1F6D36BE, 0xECECA67E3EDA6D7D, 9),
     (msgs.motor_ctrl_lcmt, 0x3DDBE622BC22D656, None, 248),
     (msgs.motor_ctrl_state_lcmt, 0x2AFDF7BDF6035AEA, None, None),
+    (msgs.localization_lcmt, 0x7E246F0371A27D89, 0xFC48DE06E344FB12, 76),
 ])
 def test_cyberdog_fingerprints_and_sizes(kind, base, wire, size):
     assert base_hash(kind) == base
@@ -73,3 +74,35 @@ def test_motiond_types_start_with_the_agreed_fields():
 def test_generated_package_holds_exactly_the_lcm_files():
     generated = {p.stem for p in Path(msgs.__file__).parent.glob("*.py")} - {"__init__"}
     assert generated == {p.stem for p in LCMTYPES.glob("*.lcm")}
+
+
+def test_localization_field_offsets_match_spec():
+    # SPEC §1.6 field order: 15 floats, then the int64 timestamp.
+    msg = msgs.localization_lcmt()
+    msg.xyz = [1.0, 2.0, 0.25]
+    msg.timestamp = 0x0102030405060708
+    payload = msg.encode()[8:]
+    assert payload[0:4] == bytes.fromhex("3f800000")              # xyz[0] = 1.0
+    assert payload[60:68] == bytes.fromhex("0102030405060708")    # timestamp after 15 floats
+
+
+def test_joint_state_ends_with_battery_voltage():
+    assert _fields("joint_state_t.lcm")[5:] == ["float battery_voltage"]
+    msg = msgs.joint_state_t()
+    msg.num_joints, msg.position, msg.velocity, msg.torque = 1, [0.0], [0.0], [0.0]
+    msg.battery_voltage = 24.5
+    encoded = msg.encode()
+    assert encoded[-4:] == bytes.fromhex("41c40000")              # 24.5 as a big-endian float
+    assert msgs.joint_state_t.decode(encoded).battery_voltage == 24.5
+
+
+def test_motion_goal_and_event_fields():
+    assert _fields("motion_goal_t.lcm") == [
+        "int64_t utime", "int32_t goal_id", "int8_t kind", "float distance", "float angle",
+        "float speed", "float rotation", "float timeout", "float max_acc", "float max_speed",
+        "float max_rotation", "float x", "float y", "float yaw", "float x1", "float y1", "float x2",
+        "float y2", "float voltage", "int8_t enable"]
+    assert _fields("motion_event_t.lcm") == [
+        "int64_t utime", "int32_t goal_id", "int8_t goal_kind", "int8_t kind", "int8_t reason",
+        "float x", "float y", "float yaw", "float value", "string text"]
+    assert len(msgs.motion_goal_t().encode()) == 8 + 8 + 4 + 1 + 16 * 4 + 1

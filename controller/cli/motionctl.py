@@ -3,9 +3,12 @@
     motionctl send   send one command and keep its heartbeat going
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
+    motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
 
 `send` and `play` speak only the public CyberDog 2 protocol (SPEC §1-§3), so
-they also drive a real CyberDog; `watch` reads motiond's controller_status.
+they also drive a real CyberDog; `watch` reads motiond's controller_status,
+`global_to_robot` odometry and motion events; `goal` speaks motiond's own
+motion_goal / motion_event pair.
 Everything that touches the network goes through a `Link` made from a bus and
 a clock, so the send / wait / play logic runs in the tests on fakes, without
 sockets and without sleeping.
@@ -24,8 +27,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
+from controller import goals
 from controller.config import Config, ConfigError, LcmConfig, load_config
-from controller.msgs import controller_status_t, robot_control_cmd_lcmt, robot_control_response_lcmt
+from controller.goals import EventKind, GoalKind, Reason
+from controller.msgs import (
+    controller_status_t,
+    localization_lcmt,
+    motion_event_t,
+    motion_goal_t,
+    robot_control_cmd_lcmt,
+    robot_control_response_lcmt,
+)
 from controller.protocol import BAN_TRANS, TRANSITIONING
 from controller.protocol import SWITCH_STATUS_NAMES as SWITCH_STATUS
 from controller.sequence import (
@@ -46,6 +58,7 @@ EXIT_OK = 0
 EXIT_USAGE = 1          # bad arguments, config, sequence file or LCM setup
 EXIT_REFUSED = 2        # the controller refused the mode change (BAN_TRANS)
 EXIT_TIMEOUT = 3        # no completion (or, for watch --once, no status) in time
+EXIT_PREEMPTED = 4      # a goal was pre-empted or cancelled before it finished
 EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM while waiting or playing
 EXIT_BROKEN_PIPE = 141  # stdout closed by its reader (`| head`), as SIGPIPE would give
 
@@ -62,8 +75,20 @@ WATCH_FRAME_S = 0.1      # ~10 Hz redraw
 WATCH_STALE_S = 1.0      # status older than this is flagged in the live view
 ONCE_WAIT_S = 2.0
 DEFAULT_TIMEOUT_S = 15.0
+GOAL_ACK_S = 1.0         # motiond answers every goal within a tick; longer = not listening
+GOAL_DONE_MARGIN_S = 2.0  # beyond a move's own timeout, for its GOAL_DONE to arrive
+DEFAULT_MOVE_TIMEOUT_S = 30.0
+EVENTS_SHOWN = 5         # motion events kept on the watch screen
 
-Feedback = robot_control_response_lcmt | controller_status_t
+# Channels of motiond's own goal interface; config may name them
+# (lcm.channels.motion_goal / motion_event / global_to_robot).
+GOAL_CHANNEL = "motion_goal"          # port "command" (7671)
+EVENT_CHANNEL = "motion_event"        # port "command" (7671)
+ODOMETRY_CHANNEL = "global_to_robot"  # port "joint" (7667), SPEC §1.6
+
+Feedback = robot_control_response_lcmt | controller_status_t | motion_event_t | localization_lcmt
+FeedType = type[robot_control_response_lcmt] | type[controller_status_t] | type[motion_event_t] | \
+    type[localization_lcmt]
 ModeNames = Callable[[int], str]
 
 
@@ -92,24 +117,38 @@ class SystemClock:
         time.sleep(seconds)
 
 
+def feeds(lcm: LcmConfig) -> dict[str, tuple[str, str, FeedType]]:
+    """Feedback a Link can subscribe to: name -> (port name, channel, message type)."""
+    ch = lcm.channels
+    return {
+        "response": ("response", ch["response"], robot_control_response_lcmt),
+        "status": ("joint", ch["status"], controller_status_t),
+        "event": ("command", ch.get("motion_event", EVENT_CHANNEL), motion_event_t),
+        "odometry": ("joint", ch.get("global_to_robot", ODOMETRY_CHANNEL), localization_lcmt),
+    }
+
+
 class Link:
     """motionctl's end of the protocol: decoded feedback in, commands out.
 
     The last command sent is re-sent every HEARTBEAT_S from poll(), with the
     same life_count, so the controller keeps it without re-queueing it
-    (SPEC §2.3) and does not time out (SPEC §2.5).
+    (SPEC §2.3) and does not time out (SPEC §2.5). Goals are sent once: a
+    repeated goal would restart the move.
     """
 
-    def __init__(self, bus: BusLike, lcm: LcmConfig, clock: Clock) -> None:
+    def __init__(self, bus: BusLike, lcm: LcmConfig, clock: Clock,
+                 subscribe: Sequence[str] = ("response", "status")) -> None:
         self.bus = bus
         self.clock = clock
         self._command_channel = lcm.channels["command"]
-        self._types: dict[str, type[robot_control_response_lcmt | controller_status_t]] = {
-            lcm.channels["response"]: robot_control_response_lcmt,
-            lcm.channels["status"]: controller_status_t,
-        }
-        bus.subscribe("response", lcm.channels["response"])
-        bus.subscribe("joint", lcm.channels["status"])
+        self._goal_channel = lcm.channels.get("motion_goal", GOAL_CHANNEL)
+        available = feeds(lcm)
+        self._types: dict[str, FeedType] = {}
+        for name in subscribe:
+            port, channel, kind = available[name]
+            self._types[channel] = kind
+            bus.subscribe(port, channel)
         self._heartbeat: bytes | None = None
         self._next_beat = 0.0
         self.undecodable = 0
@@ -124,6 +163,10 @@ class Link:
         """Publish `msg` now; it becomes the heartbeat from here on."""
         self._heartbeat = msg.encode()
         self._publish(self._heartbeat)
+
+    def send_goal(self, msg: motion_goal_t) -> None:
+        """Publish a motion goal once (no heartbeat)."""
+        self.bus.publish("command", self._goal_channel, msg.encode())
 
     def _publish(self, data: bytes) -> None:
         self.bus.publish("command", self._command_channel, data)
@@ -232,6 +275,7 @@ class Outcome(enum.IntEnum):
     DONE = EXIT_OK
     REFUSED = EXIT_REFUSED
     TIMEOUT = EXIT_TIMEOUT
+    PREEMPTED = EXIT_PREEMPTED
 
 
 class Tracker(Protocol):
@@ -501,6 +545,168 @@ class Player:
         return outcome, group[tracker.active_index(self.link.now())], tracker
 
 
+# --------------------------------------------------------------------------- goal
+
+def _name(enum_type: type[enum.IntEnum], value: int) -> str:
+    try:
+        return enum_type(value).name
+    except ValueError:
+        return f"UNKNOWN_{value}"
+
+
+def describe_event(event: motion_event_t) -> str:
+    """'GOAL_DONE REACHED goal 7 (MOVE_DISTANCE) at x 1.000 y 0.000 yaw 0.000: reached ...'."""
+    what = _name(EventKind, event.kind)
+    if event.kind == EventKind.GOAL_DONE:
+        what += f" {_name(Reason, event.reason)}"
+    if event.kind == EventKind.BATTERY_LOW:
+        what += f" {event.value:.2f} V"
+    text = f": {event.text}" if event.text else ""
+    return (f"{what} goal {event.goal_id} ({_name(GoalKind, event.goal_kind)}) at x {event.x:.3f}"
+            f" y {event.y:.3f} yaw {event.yaw:.3f}{text}")
+
+
+_REASON_OUTCOME = {Reason.REACHED: Outcome.DONE, Reason.TIMEOUT: Outcome.TIMEOUT,
+                   Reason.PREEMPTED: Outcome.PREEMPTED, Reason.CANCELLED: Outcome.PREEMPTED,
+                   Reason.REFUSED: Outcome.REFUSED}
+
+
+class GoalTracker:
+    """How a sent goal ends, from the motion events about its goal_id. Pure: fed events and times.
+
+    Every goal is answered at once with ACCEPTED or GOAL_DONE/REFUSED; a move
+    then ends with one GOAL_DONE. A setting is done when it is ACCEPTED. No
+    answer within `ack_wait` means nothing handles goals (timeout); a move
+    without GOAL_DONE within `run_wait` after ACCEPTED times out too.
+    """
+
+    def __init__(self, goal_id: int, is_move: bool, sent_at: float, run_wait: float,
+                 ack_wait: float = GOAL_ACK_S) -> None:
+        self.goal_id = goal_id
+        self.is_move = is_move
+        self.sent_at = sent_at
+        self.run_wait = run_wait
+        self.ack_wait = ack_wait
+        self.accepted_at: float | None = None
+        self.last: motion_event_t | None = None
+
+    def feed(self, event: motion_event_t, now: float) -> Outcome | None:
+        if event.goal_id != self.goal_id or event.kind not in (EventKind.ACCEPTED, EventKind.GOAL_DONE):
+            return self.check(now)
+        self.last = event
+        if event.kind == EventKind.GOAL_DONE:
+            # A reason this motionctl does not know is at least not a success.
+            return _REASON_OUTCOME.get(event.reason, Outcome.PREEMPTED)
+        if self.accepted_at is None:
+            self.accepted_at = now
+        return None if self.is_move else Outcome.DONE
+
+    def check(self, now: float) -> Outcome | None:
+        if self.accepted_at is None:
+            return Outcome.TIMEOUT if now - self.sent_at >= self.ack_wait else None
+        return Outcome.TIMEOUT if now - self.accepted_at >= self.run_wait else None
+
+    def waited(self) -> str:
+        """Why a timeout happened, for the last line."""
+        if self.accepted_at is None:
+            return (f"no answer to goal {self.goal_id} within {self.ack_wait:g} s "
+                    "(is motiond running, with motion goals?)")
+        return f"goal {self.goal_id} not done within {self.run_wait:g} s of its acceptance"
+
+
+def _goal(kind: GoalKind, **values: float) -> motion_goal_t:
+    msg = motion_goal_t()
+    msg.kind = int(kind)
+    for key, value in values.items():
+        setattr(msg, key, value)
+    return msg
+
+
+def goal_from_args(args: argparse.Namespace) -> motion_goal_t:
+    """The motion_goal_t a `goal ...` command line asks for (goal_id and utime still 0).
+
+    Raises FieldError (a usage error) when the daemon would refuse it, using
+    the daemon's own check (controller.goals.validate), so nothing is sent.
+    """
+    action = args.goal_command
+    if action == "move":
+        msg = _goal(GoalKind.MOVE_DISTANCE, distance=args.distance, angle=args.angle, timeout=args.timeout)
+    elif action == "cont":
+        msg = _goal(GoalKind.MOVE_CONTINUOUS, speed=args.speed, rotation=args.rotation, timeout=args.timeout)
+    elif action == "stop":
+        msg = _goal(GoalKind.STOP)
+    elif action == "profile":
+        msg = _goal(GoalKind.SET_SPEED_PROFILE, max_acc=args.max_acc, max_speed=args.max_speed,
+                    max_rotation=args.max_rotation)
+    elif action == "odom":
+        msg = _goal(GoalKind.SET_ODOMETRY, x=args.x, y=args.y, yaw=args.yaw)
+    elif action == "area":
+        if not args.off and len(args.corners) != 4:
+            raise FieldError("area", f"expected X1 Y1 X2 Y2 (or --off), got {len(args.corners)} numbers")
+        x1, y1, x2, y2 = args.corners if len(args.corners) == 4 else (0.0, 0.0, 0.0, 0.0)
+        msg = _goal(GoalKind.AREA, x1=x1, y1=y1, x2=x2, y2=y2, enable=0 if args.off else 1)
+    else:
+        if not args.off and args.volts is None:
+            raise FieldError("battery", "expected VOLTS (or --off)")
+        msg = _goal(GoalKind.BATTERY_LOW, voltage=args.volts or 0.0, enable=0 if args.off else 1)
+    problem = goals.validate(msg)
+    if problem is not None:
+        raise FieldError(action, problem)
+    return msg
+
+
+def choose_goal_id(rng: random.Random) -> int:
+    """A positive int32 unlikely to collide with another client's goals."""
+    return rng.randint(1, 2**31 - 1)
+
+
+def send_goal(link: Link, msg: motion_goal_t, *, wait: bool, out: TextIO, rng: random.Random,
+              goal_id: int | None = None) -> int:
+    """Send one goal and report its events; see `motionctl goal --help`."""
+    msg.goal_id = goal_id if goal_id is not None else choose_goal_id(rng)
+    msg.utime = int(time.time() * 1e6)
+    is_move = msg.kind in (GoalKind.MOVE_DISTANCE, GoalKind.MOVE_CONTINUOUS)
+    link.poll()  # drop events that predate this goal
+    link.send_goal(msg)
+    sent_at = link.now()
+    emit(out, f"sent {_name(GoalKind, msg.kind)} goal {msg.goal_id}")
+    tracker = GoalTracker(msg.goal_id, is_move and wait, sent_at, run_wait=msg.timeout + GOAL_DONE_MARGIN_S)
+    try:
+        outcome = _follow_goal(link, tracker, out)
+    except KeyboardInterrupt:
+        if is_move and tracker.accepted_at is not None:
+            stop = _goal(GoalKind.STOP)
+            stop.goal_id = choose_goal_id(rng)
+            link.send_goal(stop)
+            emit(out, f"interrupted: sent STOP goal {stop.goal_id}")
+        return EXIT_INTERRUPTED
+    if outcome is Outcome.TIMEOUT and (tracker.last is None or tracker.last.kind != EventKind.GOAL_DONE):
+        emit(out, f"timeout: {tracker.waited()}")
+    else:
+        assert tracker.last is not None
+        word = {Outcome.DONE: "done", Outcome.REFUSED: "refused", Outcome.TIMEOUT: "timeout",
+                Outcome.PREEMPTED: "ended"}[outcome]
+        emit(out, f"{word}: {describe_event(tracker.last)}")
+    return int(outcome)
+
+
+def _follow_goal(link: Link, tracker: GoalTracker, out: TextIO) -> Outcome:
+    while True:
+        msgs = link.poll()
+        now = link.now()
+        for msg in msgs:
+            if not isinstance(msg, motion_event_t):
+                continue
+            outcome = tracker.feed(msg, now)
+            if msg.goal_id == tracker.goal_id and msg.kind == EventKind.ACCEPTED and outcome is None:
+                emit(out, f"  {describe_event(msg)}")
+            if outcome is not None:
+                return outcome
+        if (outcome := tracker.check(now)) is not None:
+            return outcome
+        link.sleep()
+
+
 # --------------------------------------------------------------------------- watch
 
 def progress_bar(percent: int, width: int = 20) -> str:
@@ -515,19 +721,29 @@ def _motor_faults(resp: robot_control_response_lcmt) -> str:
     return " ".join(faults) if faults else "ok"
 
 
+def describe_odometry(odom: localization_lcmt) -> str:
+    return (f"x {odom.xyz[0]:.3f} m  y {odom.xyz[1]:.3f} m  yaw {odom.rpy[2]:.3f} rad"
+            f"  vx {odom.vBody[0]:.2f} m/s")
+
+
 def render_status(status: controller_status_t | None, response: robot_control_response_lcmt | None,
-                  names: ModeNames | None = None) -> str:
+                  names: ModeNames | None = None, odometry: localization_lcmt | None = None,
+                  events: Sequence[motion_event_t] = ()) -> str:
     """The `watch` screen as text (no ANSI codes): pure, so tests call it directly.
 
     Mode, gait, progress and switch_status come from controller_status when
-    there is one (the daemon's own view), else from the last response.
+    there is one (the daemon's own view), else from the last response. Then
+    the global_to_robot odometry and the last few motion events, newest last.
     """
     def name(mode: int, given: str = "") -> str:
         label = given or (names(mode) if names else "")
         return f"{label} ({mode})" if label else f"mode {mode}"
 
+    tail = [f"odometry  {describe_odometry(odometry) if odometry is not None else 'none received'}"]
+    tail += [f"event     {describe_event(e)}" for e in events]
     if status is None and response is None:
-        return "waiting for controller_status and robot_control_response ..."
+        waiting = "waiting for controller_status and robot_control_response ..."
+        return "\n".join([waiting, *tail]) if odometry is not None or events else waiting
     lines = []
     if status is not None:
         lines.append(f"motiond   tick {status.tick}")
@@ -563,54 +779,70 @@ def render_status(status: controller_status_t | None, response: robot_control_re
         lines.append("response  none received")
     if status is not None:
         lines.append(f"error     {status.last_error or '-'}")
-    return "\n".join(lines)
+    return "\n".join(lines + tail)
 
 
-def render_status_line(status: controller_status_t) -> str:
+def render_status_line(status: controller_status_t, odometry: localization_lcmt | None = None) -> str:
     """One plain line per status message, for logs and pipes (no redrawing)."""
+    odom = f" odom {describe_odometry(odometry)}" if odometry is not None else ""
     return (f"tick {status.tick} {status.mode_name or 'mode'} ({status.mode}) gait {status.gait_id}"
             f" {clamp_percent(status.progress)} % {status_word(status.switch_status)}"
             f" queue {status.queue_depth} ({status.block_remaining_ms} ms)"
             f" late p99 {status.lateness_p99_us:.0f} us overruns {status.tick_overruns}"
             f" accepted {status.commands_accepted} rejected {status.packets_rejected}/{status.commands_rejected}"
-            f" timeouts {status.timeouts} error {status.last_error or '-'}")
+            f" timeouts {status.timeouts} error {status.last_error or '-'}{odom}")
 
 
-def _latest(msgs: list[Feedback], status: controller_status_t | None,
-            response: robot_control_response_lcmt | None
-            ) -> tuple[controller_status_t | None, robot_control_response_lcmt | None]:
-    for msg in msgs:
+WATCH_FEEDS = ("response", "status", "odometry", "event")
+
+
+class WatchState:
+    """The latest status, response and odometry, and the last EVENTS_SHOWN motion events."""
+
+    def __init__(self) -> None:
+        self.status: controller_status_t | None = None
+        self.response: robot_control_response_lcmt | None = None
+        self.odometry: localization_lcmt | None = None
+        self.events: list[motion_event_t] = []
+
+    def update(self, msg: Feedback) -> None:
         if isinstance(msg, controller_status_t):
-            status = msg
+            self.status = msg
+        elif isinstance(msg, robot_control_response_lcmt):
+            self.response = msg
+        elif isinstance(msg, localization_lcmt):
+            self.odometry = msg
         else:
-            response = msg
-    return status, response
+            self.events = [*self.events[-(EVENTS_SHOWN - 1):], msg]
+
+    def render(self, names: ModeNames | None) -> str:
+        return render_status(self.status, self.response, names, self.odometry, self.events)
 
 
 def watch_once(link: Link, out: TextIO, names: ModeNames, wait_s: float = ONCE_WAIT_S) -> int:
     """Print one snapshot once a controller_status arrives; exit 3 if none does in `wait_s`."""
     deadline = link.now() + wait_s
-    status: controller_status_t | None = None
-    response: robot_control_response_lcmt | None = None
-    while status is None or response is None:
-        status, response = _latest(link.poll(), status, response)
-        if (status is not None and response is not None) or link.now() >= deadline:
+    state = WatchState()
+    while True:
+        for msg in link.poll():
+            state.update(msg)
+        if (state.status is not None and state.response is not None) or link.now() >= deadline:
             break
-        if status is not None:
+        if state.status is not None:
             # A response comes at 50 Hz; give it a moment, not the whole wait.
             deadline = min(deadline, link.now() + 0.1)
         link.sleep()
-    if status is None:
+    if state.status is None:
         print(f"no controller_status within {wait_s:g} s (is motiond running?)", file=sys.stderr)
         return EXIT_TIMEOUT
-    emit(out, render_status(status, response, names))
+    emit(out, state.render(names))
     return EXIT_OK
 
 
 def watch_live(link: Link, out: TextIO, names: ModeNames, tty: bool) -> int:
-    """Redraw the status screen at ~10 Hz on a terminal, else one line per status; until Ctrl-C."""
-    status: controller_status_t | None = None
-    response: robot_control_response_lcmt | None = None
+    """Redraw the status screen at ~10 Hz on a terminal, else one line per status or
+    motion event; until Ctrl-C."""
+    state = WatchState()
     status_at = link.now()
     next_frame = link.now()
     try:
@@ -618,14 +850,17 @@ def watch_live(link: Link, out: TextIO, names: ModeNames, tty: bool) -> int:
             msgs = link.poll()
             now = link.now()
             for msg in msgs:
+                state.update(msg)
                 if isinstance(msg, controller_status_t):
                     status_at = now
                     if not tty:
-                        emit(out, render_status_line(msg))
-            status, response = _latest(msgs, status, response)
+                        emit(out, render_status_line(msg, state.odometry))
+                elif isinstance(msg, motion_event_t) and not tty:
+                    emit(out, f"event {describe_event(msg)}")
             if tty and now >= next_frame:
                 next_frame = now + WATCH_FRAME_S
-                text = render_status(status, response, names)
+                status = state.status
+                text = state.render(names)
                 if status is not None and now - status_at > WATCH_STALE_S:
                     text += f"\n(no controller_status for {now - status_at:.1f} s)"
                 # Home, each line cleared to its end, then everything below cleared.
@@ -712,11 +947,14 @@ def fields_from_args(args: argparse.Namespace) -> Fields:
 
 
 EXIT_CODES_HELP = """exit codes:
-  0    done (send --wait, play), or stopped with Ctrl-C (send, watch)
+  0    done (send --wait, play, goal), or stopped with Ctrl-C (send, watch)
   1    usage, config, sequence-file or LCM setup error
-  2    refused: the controller reported switch_status 5 (BAN_TRANS) for >= 100 ms
-  3    timeout (send --wait, play), or no controller_status (watch --once)
-  130  interrupted (Ctrl-C or SIGTERM) during send --wait or play
+  2    refused: the controller reported switch_status 5 (BAN_TRANS) for >= 100 ms,
+       or motiond refused the goal (GOAL_DONE REFUSED)
+  3    timeout (send --wait, play, a move's GOAL_DONE TIMEOUT), no answer to a goal,
+       or no controller_status (watch --once)
+  4    goal pre-empted (newer move, robot_control_cmd) or cancelled (goal stop)
+  130  interrupted (Ctrl-C or SIGTERM) during send --wait, play or a goal move
   141  standard output closed by its reader (e.g. `motionctl watch | head`)"""
 
 
@@ -724,7 +962,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="motionctl",
         description="Command line for motiond and other CyberDog 2 compatible controllers: "
-                    "send commands, watch the status, play command sequences.",
+                    "send commands, watch the status, play command sequences, send motion goals.",
         epilog=EXIT_CODES_HELP, formatter_class=_Formatter)
     parser.add_argument("--config", metavar="PATH",
                         help="robot config with the LCM ports and channels "
@@ -767,9 +1005,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = sub.add_parser(
         "watch", help="show the controller's status",
-        description="Show motiond's controller_status and the last robot_control_response: "
-                    "redrawn in place at 10 Hz on a terminal, one line per status message "
-                    "otherwise. Ctrl-C ends it.",
+        description="Show motiond's controller_status, the last robot_control_response, the "
+                    "global_to_robot odometry (x, y, yaw, vx) and the last motion events: redrawn "
+                    "in place at 10 Hz on a terminal; otherwise one line per status message (with "
+                    "the odometry) and one per motion event. Ctrl-C ends it.",
         epilog=EXIT_CODES_HELP, formatter_class=_Formatter)
     watch.add_argument("--once", action="store_true",
                        help=f"print one snapshot and exit (exit 3 if no status within {ONCE_WAIT_S:g} s)")
@@ -789,7 +1028,87 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seconds a duration-0 step may take (and a queued group may stay "
                            "TRANSITIONING) before giving up (default %(default)g)")
     play.set_defaults(func=_run_play)
+    _add_goal_parser(sub)
     return parser
+
+
+GOAL_HELP = """SI units: m, rad (counter-clockwise positive), s, V; body x forward, y left.
+Each goal gets a fresh random goal_id (or --id) and is answered on motion_event.
+Moves wait for their GOAL_DONE and print it (exit 0 reached); Ctrl-C during a
+move sends a STOP goal. Settings and triggers exit 0 once motiond accepts them."""
+
+
+def _add_goal_parser(sub: Any) -> None:
+    goal = sub.add_parser(
+        "goal", help="goal-directed moves, odometry and triggers (motiond's motion_goal)",
+        description="Send one motion_goal_t to motiond and report the motion_event answers.\n\n" + GOAL_HELP,
+        epilog=EXIT_CODES_HELP, formatter_class=_Formatter)
+    actions = goal.add_subparsers(dest="goal_command", required=True, metavar="ACTION")
+    common = _Parser(add_help=False)
+    common.add_argument("--id", type=_int_type(32, "int32"), metavar="N",
+                        help="goal_id to use (default: random)")
+    f = _finite_float
+
+    move = actions.add_parser(
+        "move", parents=[common], formatter_class=_Formatter,
+        help="travel DISTANCE m along an arc turning --angle rad; stop on the target",
+        description="MOVE_DISTANCE: travel DISTANCE m (negative: backwards) along the arc that turns "
+                    "the body by --angle rad on the way; DISTANCE 0 turns in place. The speed "
+                    "profile (goal profile) limits acceleration, speed and rotation. Exit 0 when "
+                    "REACHED, 3 on TIMEOUT, 4 if pre-empted.", epilog=EXIT_CODES_HELP)
+    move.add_argument("distance", type=f, metavar="DISTANCE", help="m along the path")
+    move.add_argument("--angle", type=f, default=0.0, metavar="A", help="rad turned over the path (default 0)")
+    move.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_MOVE_TIMEOUT_S, metavar="S",
+                      help="give up after this many seconds (default %(default)g, at most 600)")
+    move.add_argument("--no-wait", dest="wait", action="store_false",
+                      help="exit once motiond accepts the move")
+
+    cont = actions.add_parser(
+        "cont", parents=[common], formatter_class=_Formatter,
+        help="move at SPEED m/s and ROT rad/s for --timeout s",
+        description="MOVE_CONTINUOUS: move at SPEED m/s (tangential) and ROT rad/s for --timeout "
+                    "seconds, within the speed profile (scaled down keeping the circle). Running its "
+                    "full time is its normal end: GOAL_DONE REACHED, exit 0.", epilog=EXIT_CODES_HELP)
+    cont.add_argument("speed", type=f, metavar="SPEED", help="m/s, negative backwards")
+    cont.add_argument("rotation", type=f, metavar="ROT", help="rad/s, counter-clockwise positive")
+    cont.add_argument("--timeout", type=_positive_seconds, required=True, metavar="S",
+                      help="how long to move, s (at most 600)")
+    cont.add_argument("--no-wait", dest="wait", action="store_false",
+                      help="exit once motiond accepts the move")
+
+    actions.add_parser("stop", parents=[common], help="cancel the running move",
+                       description="STOP: the running move ends with GOAL_DONE CANCELLED.")
+
+    profile = actions.add_parser(
+        "profile", parents=[common], help="set the speed profile for moves",
+        description="SET_SPEED_PROFILE: maximum acceleration, speed and rotation for every later "
+                    "move and the running one.")
+    profile.add_argument("max_acc", type=f, metavar="ACC", help="m/s^2")
+    profile.add_argument("max_speed", type=f, metavar="SPEED", help="m/s")
+    profile.add_argument("max_rotation", type=f, metavar="ROT", help="rad/s")
+
+    odom = actions.add_parser("odom", parents=[common], help="set the odometry pose",
+                              description="SET_ODOMETRY: the odometry pose becomes X, Y (m), YAW (rad).")
+    odom.add_argument("x", type=f, metavar="X")
+    odom.add_argument("y", type=f, metavar="Y")
+    odom.add_argument("yaw", type=f, metavar="YAW")
+
+    area = actions.add_parser(
+        "area", parents=[common], help="report leaving and entering a rectangle",
+        description="AREA: motiond reports AREA_LEFT and AREA_ENTERED on motion_event whenever the "
+                    "odometry crosses the rectangle X1 < X2, Y1 < Y2 (m); see them with "
+                    "`motionctl watch`. Replaces the previous area; --off removes it.")
+    area.add_argument("corners", type=f, nargs="*", metavar="X1 Y1 X2 Y2")
+    area.add_argument("--off", action="store_true", help="switch the area trigger off")
+
+    battery = actions.add_parser(
+        "battery", parents=[common], help="report when the battery falls below VOLTS",
+        description="BATTERY_LOW: motiond reports BATTERY_LOW once when the battery voltage "
+                    "(joint_state.battery_voltage) falls below VOLTS, again after it has recovered; "
+                    "--off removes the trigger.")
+    battery.add_argument("volts", type=f, nargs="?", metavar="VOLTS")
+    battery.add_argument("--off", action="store_true", help="switch the battery trigger off")
+    goal.set_defaults(func=_run_goal)
 
 
 @contextlib.contextmanager
@@ -806,10 +1125,10 @@ class SetupError(RuntimeError):
     """LCM could not be opened (e.g. no multicast route)."""
 
 
-def _open_link(cfg: Config) -> Link:
+def _open_link(cfg: Config, subscribe: Sequence[str] = ("response", "status")) -> Link:
     from controller.transport import Bus  # imports lcm; only needed when talking
     try:
-        return Link(Bus(cfg.lcm), cfg.lcm, SystemClock())
+        return Link(Bus(cfg.lcm), cfg.lcm, SystemClock(), subscribe)
     except (OSError, RuntimeError) as exc:
         raise SetupError(f"cannot open LCM at {cfg.lcm.url('command')}: {exc}") from None
 
@@ -820,7 +1139,7 @@ def _run_send(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def _run_watch(args: argparse.Namespace, cfg: Config) -> int:
-    link = _open_link(cfg)
+    link = _open_link(cfg, WATCH_FEEDS)
     if args.once:
         return watch_once(link, sys.stdout, cfg.fsm.name)
     return watch_live(link, sys.stdout, cfg.fsm.name, tty=sys.stdout.isatty())
@@ -831,6 +1150,12 @@ def _run_play(args: argparse.Namespace, cfg: Config) -> int:
     player = Player(_open_link(cfg), steps, timeout=args.timeout, names=cfg.fsm.name,
                     out=sys.stdout, rng=random.Random(), tick_ms=1000.0 / cfg.tick_hz)
     return player.run()
+
+
+def _run_goal(args: argparse.Namespace, cfg: Config) -> int:
+    msg = goal_from_args(args)  # before any socket: a goal motiond would refuse is a usage error
+    return send_goal(_open_link(cfg, ("event",)), msg, wait=getattr(args, "wait", True), out=sys.stdout,
+                     rng=random.Random(), goal_id=args.id)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -844,6 +1169,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config)
         with _sigterm_as_interrupt():
             return int(args.func(args, cfg))
+    except FieldError as exc:
+        print(f"motionctl: goal {exc.key}: {exc.reason}", file=sys.stderr)
+        return EXIT_USAGE
     except (ConfigError, SequenceError, SetupError) as exc:
         print(f"motionctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
