@@ -69,6 +69,21 @@ class Geometry:
 
 
 @dataclass(frozen=True)
+class LocomotionConfig:
+    """Mode 11 (SPEC §6.4): where the gait definitions are and the body numbers."""
+    gaits_dir: Path
+    body_height: float = 0.25
+    height_range: tuple[float, float] = (0.23, 0.32)
+    vertical_leg_height: float = 0.23
+    pitch_limit: float = 0.1
+    leave_speed: float = 0.15
+    leave_gait: int = 9
+    default_gait: int = 3
+    com_x: float = 0.0
+    half_stride: tuple[float, float] = (0.12, 0.07)
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -91,6 +106,7 @@ class Config:
     gains: dict[str, Gains]
     motor_ctrl_mutation_limit: np.ndarray  # rad per joint type
     motor_ctrl_limit_margin: float
+    locomotion: LocomotionConfig | None = None
     sim: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -204,7 +220,7 @@ def _gains(r: _Reader) -> dict[str, Gains]:
             raise e.fail("kp", "gains must not be negative")
         out[name] = Gains(kp, kd)
     for needed in ("pose", "pose_swing_compliant", "recovery", "lie_down", "damper",
-                   "motor_ctrl_lost", "posture"):
+                   "motor_ctrl_lost", "posture", "stance", "swing"):
         if needed not in out:
             raise g.fail(needed, "missing")
     return out
@@ -305,5 +321,33 @@ def load_config(path: str | Path | None = None) -> Config:
         gains=_gains(r),
         motor_ctrl_mutation_limit=np.radians(mr.vector("mutation_limit_deg", 3)),
         motor_ctrl_limit_margin=mr.number("limit_margin", 0.0, 0.5),
+        locomotion=_locomotion(r, path) if "locomotion" in r.data else None,
         sim=r.get("sim", dict, {}),
     )
+
+
+def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:
+    lr = r.sub("locomotion")
+    lo, hi = lr.vector("height_range", 2)
+    if not 0.05 <= lo < hi <= 2.0:
+        raise lr.fail("height_range", f"expected 0.05 <= min < max <= 2, got {[lo, hi]}")
+    body = lr.number("body_height", lo, hi)
+    return LocomotionConfig(
+        gaits_dir=(path.parent / lr.get("gaits", str)).resolve(),
+        body_height=body,
+        height_range=(float(lo), float(hi)),
+        vertical_leg_height=lr.number("vertical_leg_height", lo, hi, lo),
+        pitch_limit=lr.number("pitch_limit", 0.0, 0.5),
+        leave_speed=lr.number("leave_speed", 0.0, 1.0),
+        leave_gait=int(lr.number("leave_gait", 1, 127)),
+        default_gait=int(lr.number("default_gait", 1, 127)),
+        com_x=lr.number("com_x", -0.2, 0.2, 0.0),
+        half_stride=_half_stride(lr),
+    )
+
+
+def _half_stride(lr: _Reader) -> tuple[float, float]:
+    rx, ry = lr.vector("half_stride", 2)
+    if not (0.005 <= rx <= 1.0 and 0.005 <= ry <= 1.0):
+        raise lr.fail("half_stride", f"expected two lengths in [0.005, 1] m, got {[rx, ry]}")
+    return float(rx), float(ry)

@@ -20,6 +20,7 @@ import numpy as np
 from controller import msgs
 from controller.behaviours.base import MotorCommand, Robot, TickContext
 from controller.behaviours.damper import Damper
+from controller.behaviours.locomotion import Locomotion
 from controller.behaviours.motor import MotorCtrl
 from controller.behaviours.off import Off
 from controller.behaviours.pose import PoseCtrl
@@ -104,7 +105,8 @@ class Controller:
         # command or a segment would make it jump.
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
         self.robot = Robot(cfg, self.kin, self.kernel)
-        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in BEHAVIOURS})
+        kinds = BEHAVIOURS + ((Locomotion,) if cfg.locomotion is not None else ())
+        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds})
         self.queue = CommandQueue()
         # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
         # queue is never empty, even when the first packet queues nothing.
@@ -297,7 +299,8 @@ class Controller:
 
         t = self.tick * self.cfg.dt
         ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
-                          self._motor_command(now_ns) if active.mode == 15 else None)
+                          self._motor_command(now_ns) if active.mode == 15 else None,
+                          self.queue.motion_progress())
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)
@@ -306,7 +309,7 @@ class Controller:
         self.kernel.step(t)
 
         reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
-                                     self.queue.motion_progress())
+                                     ctx.motion_bar)
         self._log_changes(now_ns, previous_state, active, reported)
         self._publish(now_ns, out, reported, timing)
         self.last_active = active

@@ -11,6 +11,7 @@ from typing import Mapping
 import numpy as np
 
 from controller.behaviours.base import Behaviour, TickContext
+from controller.block import Block
 from controller.config import FsmTable
 
 # Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
@@ -43,11 +44,12 @@ class Fsm:
         return self.state.mode
 
     # -- transitions ----------------------------------------------------------
-    def why_refused(self, requested: int) -> str | None:
-        """None if the current state may hand over to `requested`, else why not."""
+    def why_refused(self, requested: int, block: Block | None = None) -> str | None:
+        """None if the current state may hand over to `requested` (and the
+        target accepts `block`'s parameters, e.g. its gait id), else why not."""
         current = self.state.mode
         if requested == current:
-            return None
+            return self.state.refuses(block) if block is not None else None
         name = self.table.name
         if not self.table.allowed(current, requested):
             if requested not in self.table.names:
@@ -57,16 +59,17 @@ class Fsm:
             return f"{name(requested)} (mode {requested}) is not implemented yet"
         if not self.measured:
             return "no joint_state has been received yet"
-        return None
+        return self.behaviours[requested].refuses(block) if block is not None else None
 
-    def _next_state(self, requested: int) -> int:
+    def _next_state(self, block: Block) -> int:
+        """The state to be in for this command; sets `refusal` when it is refused."""
         current = self.state.mode
-        if requested == current:
-            if self.operating == TRANSITIONING and self.state.keeps_target and self.target is not None:
-                return self.target
-            return current
-        self.refusal = self.why_refused(requested)
-        return current if self.refusal else requested
+        if block.mode == current and self.operating == TRANSITIONING \
+                and self.state.keeps_target and self.target is not None:
+            self.refusal = None
+            return self.target
+        self.refusal = self.why_refused(block.mode, block)
+        return current if self.refusal or block.mode == current else block.mode
 
     def _switch(self, ctx: TickContext, mode: int) -> None:
         self.state.exit()
@@ -106,7 +109,7 @@ class Fsm:
     def _normal_tick(self, ctx: TickContext, requested: int) -> None:
         current = self.state.mode
         if self.operating == NORMAL or requested != self.target:
-            nxt = self._next_state(requested)
+            nxt = self._next_state(ctx.block)
             if nxt != current:
                 self.operating = TRANSITIONING
                 self.target = nxt
@@ -114,7 +117,7 @@ class Fsm:
             else:
                 self.operating = NORMAL
                 self.target = None
-                self.ban = BAN_TRANS if requested != current else 0
+                self.ban = BAN_TRANS if self.refusal else 0
                 self.state.run(ctx)
         if self.operating == TRANSITIONING:
             assert self.target is not None
@@ -131,7 +134,7 @@ class Fsm:
         """EDAMP: damp for 1550 ticks, then leave by a normal transition (SPEC §5.6)."""
         self.hold_ticks += 1
         if self.hold_ticks > EDAMP_HOLD_TICKS or requested == RL_RESET:
-            nxt = self._next_state(requested)
+            nxt = self._next_state(ctx.block)
             if nxt != self.state.mode:
                 self._switch(ctx, nxt)
                 self.operating = NORMAL

@@ -3,9 +3,12 @@ motor law tau = tau_ff + kp (q_des - q) + kd (qd_des - qd), torque-limited,
 driving a rigid joint inertia with viscous friction.
 
 The body's weight rests on the feet while the body is above its resting
-height (belly clear of the ground); each foot then pushes back with a quarter
-of the weight, which reaches the joints through the leg Jacobian. So an
-unpowered robot sags onto its belly and a standing one has to hold itself up.
+height (belly clear of the ground). The feet within CONTACT_BAND of the
+lowest one share it equally (a lifted swing foot carries nothing); the force
+reaches the joints through the leg Jacobian. So an unpowered robot sags onto
+its belly, a standing one has to hold itself up, and a trotting one loads
+each diagonal pair in turn. The body itself does not move in the world: the
+sim is for joints, and odometry integrates the commanded (limited) velocity.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from controller.kinematics import QuadrupedKinematics
 GRAVITY = 9.81
 SUBSTEPS = 4
 LOAD_BLEND = 0.02  # m over which the load moves from belly to feet
+CONTACT_BAND = 0.005  # m: feet this close to the lowest one touch the ground
 
 
 class SimRobot:
@@ -45,8 +49,10 @@ class SimRobot:
         share = np.clip((height - self.rest_height) / LOAD_BLEND, 0.0, 1.0)
         if share <= 0.0:
             return np.zeros_like(self.q)
+        z = self.kin.forward(q)[:, 2]
+        down = z <= z.min() + CONTACT_BAND
         force = np.zeros((legs, 3))
-        force[:, 2] = share * self.cfg.geometry.mass * GRAVITY / legs
+        force[down, 2] = share * self.cfg.geometry.mass * GRAVITY / down.sum()
         jac = self.kin.jacobian(q)
         return np.einsum("lji,lj->li", jac, force).reshape(-1)
 

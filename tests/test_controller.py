@@ -38,10 +38,13 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
     assert "refused" in rig.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("mode", [11, 16, 22, 62, 64, 99])
-def test_modes_without_motion_yet_are_refused_and_the_robot_holds(standing, mode):
+@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 1), (22, 1), (62, 1),
+                                        (64, 1), (99, 1)])
+def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
+    """Modes not built yet, unknown modes, a gait without a definition and
+    gait 110 before any upload: status 5 and no motion."""
     q_before = standing.ctl.kernel.pos.copy()
-    standing.send(mode, 1, duration=0)
+    standing.send(mode, gait, duration=0)
     standing.run(100)
     assert standing.mode == 12
     assert standing.last.switch_status == BAN_TRANS
@@ -470,7 +473,7 @@ def test_posture_switches_between_absolute_and_incremental_without_a_jump(standi
 def test_a_refused_request_stops_the_pose_where_it_is(standing):
     standing.send(21, 5, duration=2000, pos_des=[0, 0, 0.15])
     standing.run(400)
-    standing.send(11, 1)        # refused for now
+    standing.send(11, 99)       # no such gait: refused
     standing.run(10)
     frozen = standing.ctl.kernel.pos.copy()
     standing.run(1000)

@@ -59,6 +59,7 @@ class TickContext:
     tau: np.ndarray          # measured joint torques
     block: Block             # the active command block
     motor: MotorCommand | None = None
+    motion_bar: int = 0      # the queue's motion / user-gait progress (SPEC §4.5)
 
 
 class BlockClock:
@@ -108,6 +109,10 @@ class Behaviour:
 
     def run(self, ctx: TickContext) -> None:
         """One tick of control in the Normal operating mode."""
+
+    def refuses(self, block: Block) -> str | None:
+        """Why this state cannot carry out `block` (e.g. an unknown gait), or None."""
+        return None
 
     def ready(self) -> bool:
         """May the state hand over to a `when_ready` target now?"""

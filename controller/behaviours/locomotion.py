@@ -1,0 +1,138 @@
+"""Mode 11 LOCOMOTION: open-loop gaits (SPEC §6.4).
+
+The gait generator (controller/gait.py) gives the feet every tick; the leg IK
+turns them into joint targets that the kernel streams. Stance legs get stiff
+gains, swing legs softer ones.
+
+Leaving mode 11 (SPEC §5.4): the robot keeps stepping with the leave gait
+(trot 10-5), slows below leave_speed, walks one more full cycle and hands over
+at a cycle boundary with every foot on the ground. From a stand it hands over
+as soon as the body is still. Meanwhile the FSM reports TRANSITIONING.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, BlockClock, Robot, TickContext, percent
+from controller.block import Block
+from controller.gait import GaitCommand, GaitGenerator
+from controller.gait_table import GaitDefinition, load_gaits
+from controller.native import LINEAR
+
+STAND = 1
+USER_GAIT = 110
+FIRST_MOTION_GAIT = 50        # gaits >= 50 leave at their next boundary, no extra cycle
+LIMIT_MARGIN = 0.02           # rad inside the joint limits
+VERTICAL_LEGS = 0x2           # value bit1
+STILL = 1e-3                  # m/s, rad/s
+
+
+class Locomotion(Behaviour):
+    mode = 11
+    keeps_target = True   # a pending 11 -> x completes even if 11 is re-requested
+
+    def __init__(self, robot: Robot) -> None:
+        super().__init__(robot)
+        loco = self.cfg.locomotion
+        assert loco is not None
+        self.loco = loco
+        self.legs = len(self.cfg.legs)
+        self.gaits: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs)
+        for needed in (STAND, loco.leave_gait, loco.default_gait):
+            if needed not in self.gaits:
+                raise ValueError(f"{loco.gaits_dir}: no definition for gait {needed}, "
+                                 f"which {self.cfg.path} needs")
+        self.user_gaits: dict[int, GaitDefinition] = {}   # uploaded (110) or from disk
+        self.gen = GaitGenerator(robot.kin, loco, robot.dt, self._all_gaits())
+        self.clock = BlockClock()
+        self.slow_ticks = 0
+        self.q_prev = np.zeros(self.cfg.num_joints)
+
+    def _all_gaits(self) -> dict[int, GaitDefinition]:
+        return {**self.gaits, **self.user_gaits}
+
+    def set_user_gait(self, gait: GaitDefinition) -> None:
+        self.user_gaits[gait.id] = gait
+        self.gen.gaits = self._all_gaits()
+
+    def gait(self, gait_id: int) -> GaitDefinition | None:
+        return self.user_gaits.get(gait_id) or self.gaits.get(gait_id)
+
+    def refuses(self, block: Block) -> str | None:
+        if block.mode == self.mode and self.gait(block.gait_id) is None:
+            if block.gait_id == USER_GAIT:
+                return "gait 110 needs a Gait Def uploaded on user_gait_file first"
+            return (f"gait {block.gait_id} has no definition in "
+                    f"{self.loco.gaits_dir.name}/ (known: {sorted(self._all_gaits())})")
+        return None
+
+    # -- the state ----------------------------------------------------------
+    def enter(self, ctx: TickContext) -> None:
+        legs = self.legs
+        self.q_prev = self.kernel.pos.copy()
+        self.gen.start(self.q_prev.reshape(legs, 3), self.gaits[STAND])
+        self.kernel.tau_ff[:] = 0.0
+        self.clock = BlockClock()
+        self.slow_ticks = 0
+        self.run(ctx)
+
+    def _command(self, ctx: TickContext) -> GaitCommand:
+        block = ctx.block
+        gen = self.gen
+        wanted = self.gait(block.gait_id) if block.mode == self.mode else None
+        if wanted is None:
+            # Leaving, or a refused gait: stop where we are. Stepping gaits
+            # slow down in the leave gait (motion gaits in their own).
+            assert gen.gait is not None
+            current = gen.gait
+            if current.stand or current.id >= FIRST_MOTION_GAIT:
+                wanted = current
+            else:
+                wanted = self.gaits[self.loco.leave_gait]
+            return GaitCommand(wanted, np.zeros(3), block.step_height[0], 0.0)
+        return GaitCommand(wanted, np.asarray(block.vel_des, dtype=float),
+                           float(block.step_height[0]), float(block.rpy_des[1]),
+                           bool(block.value & VERTICAL_LEGS))
+
+    def run(self, ctx: TickContext) -> None:
+        gen = self.gen
+        if ctx.block.mode == self.mode:
+            self.clock.advance(ctx.block)
+        feet = gen.step(self._command(ctx))
+        q, _ = self.robot.kin.inverse(feet)
+        q = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+        dt = self.robot.dt
+        # Stream: reach this tick's target now, with the velocity that got us here.
+        self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)
+        self.q_prev = q
+        self._gains()
+        self.slow_ticks = self.slow_ticks + 1 if gen.speed() <= self.loco.leave_speed else 0
+
+    def _gains(self) -> None:
+        skp, skd = self.robot.gains("stance")
+        wkp, wkd = self.robot.gains("swing")
+        swing = np.repeat(self.gen.swinging, 3)
+        self.kernel.set_gains(np.where(swing, wkp, skp), np.where(swing, wkd, skd))
+
+    def ready(self) -> bool:
+        gen = self.gen
+        assert gen.gait is not None
+        if gen.airborne().any():
+            return False
+        if gen.gait.stand:
+            return bool(np.all(np.abs(gen.v) < STILL))
+        if not gen.boundary or gen.speed() > self.loco.leave_speed:
+            return False
+        return gen.gait.id >= FIRST_MOTION_GAIT or self.slow_ticks >= gen.cycle_ticks
+
+    def progress(self, ctx: TickContext) -> int:
+        block = ctx.block
+        if block.mode != self.mode or block.duration <= 0:
+            return 100
+        if block.gait_id == USER_GAIT:
+            return ctx.motion_bar if ctx.motion_bar > 0 else 100
+        return percent(self.clock.count, block.duration)
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        gait = self.gen.gait
+        return gait.id if gait is not None else STAND

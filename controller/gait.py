@@ -1,0 +1,334 @@
+"""The open-loop gait generator of mode 11 (SPEC §6.4).
+
+Each tick it turns the commanded body velocity, step height and pitch into
+foot positions in the body frame:
+
+* the commanded velocity is clamped to the gait's window (with a simple
+  cross-coupling: at full forward speed the lateral and yaw allowances are
+  halved) and rate-limited by the gait's acceleration limits; the limited
+  velocity is what the body does, so it is also what odometry integrates;
+* a leg in stance keeps its foot fixed in the world, so in the body frame the
+  foot moves against the body's velocity and yaw rate;
+* a leg in swing moves from where it lifted off to a Raibert-style landing
+  point (the nominal foot plus half a stance's travel at the current
+  velocity), horizontally on a minimum-jerk profile and vertically on a bump
+  of height step_height; both have zero velocity at lift-off and touch-down;
+* a swing, once started, finishes on its own timing, so a gait switch never
+  leaves a foot hanging in the air or drops one from a height.
+
+Gait changes wait for a cycle boundary of the current timing (any tick in a
+stand) where the current velocity already fits the new gait's window; until
+then the velocity target is clamped into both windows, so the robot slows to
+a speed the new gait can carry. A stand is only entered below leave_speed.
+All timing is in whole ticks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from controller.config import LocomotionConfig
+from controller.gait_table import SEGMENT_MS, GaitDefinition
+from controller.kinematics import QuadrupedKinematics
+
+CROSS_COUPLING = 0.5        # at full |vx| the vy and yaw allowances shrink by half
+PITCH_RATE = 0.5            # rad/s: a new pitch command is approached smoothly
+HEIGHT_RATE = 0.1           # m/s: body height changes (vertical-leg bit, entry)
+MIN_SWING_SHARE = 0.5       # a late-starting swing keeps at least this share of its run
+
+
+def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
+    """0 -> 1 with zero velocity and acceleration at both ends."""
+    return s * s * s * (10.0 + s * (-15.0 + 6.0 * s))
+
+
+def bump(s: np.ndarray | float) -> np.ndarray | float:
+    """0 -> 1 -> 0 over s in [0, 1], apex 1 at s = 0.5, zero velocity at the ends."""
+    return 64.0 * (s * (1.0 - s)) ** 3
+
+
+@dataclass
+class GaitCommand:
+    """What the active block asks of the generator this tick."""
+    gait: GaitDefinition
+    velocity: np.ndarray       # (3,) vx, vy, yaw rate
+    step_height: float         # commanded step_height[0], m
+    pitch: float               # rpy_des[1], rad
+    vertical_legs: bool = False  # value bit1: body pinned low, no lateral offsets
+
+
+class GaitGenerator:
+    def __init__(self, kin: QuadrupedKinematics, params: LocomotionConfig, dt: float,
+                 gaits: Mapping[int, GaitDefinition]) -> None:
+        self.kin = kin
+        self.gaits = gaits
+        self.params = params
+        self.dt = dt
+        self.segment_ticks = max(1, round(SEGMENT_MS / 1000.0 / dt))
+        legs = len(kin.hip)
+        self.legs = legs
+        self.nominal = kin.stance_feet(params.body_height, params.com_x)[:, :2].copy()
+        self.v = np.zeros(3)
+        self.feet = np.zeros((legs, 2))        # foot xy in the level, yaw-aligned body frame
+        self.swinging = np.zeros(legs, dtype=bool)
+        self.swing_tick = np.zeros(legs, dtype=np.int64)
+        self.swing_ticks = np.ones(legs, dtype=np.int64)
+        self.lift = np.zeros((legs, 2))
+        self.landing = np.zeros((legs, 2))
+        self.apex = 0.0                        # step height for swings starting now
+        self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
+        self.height = params.body_height
+        self.pitch = 0.0
+        self.gait: GaitDefinition | None = None    # the gait in force (reported)
+        self.timing: GaitDefinition | None = None  # whose contact table runs
+        self.phase = 0                              # ticks into the timing's cycle
+        self.boundary = True                        # this tick starts a cycle
+        self.switches = 0
+        self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray]] = {}
+
+    # -- setup ---------------------------------------------------------------
+    def start(self, q: np.ndarray, gait: GaitDefinition) -> None:
+        """Begin from joint positions q (legs, 3): feet where they are, at rest."""
+        p = self.kin.forward(q)
+        self.feet[:] = p[:, :2]
+        self.height = float(np.clip(-p[:, 2].mean() + self.kin.foot_radius,
+                                    0.5 * self.params.height_range[0], self.params.height_range[1]))
+        self.v[:] = 0.0
+        self.pitch = 0.0
+        self.swinging[:] = False
+        self.gait = self.timing = gait
+        self.phase = 0
+        self.boundary = True
+
+    @property
+    def cycle_ticks(self) -> int:
+        assert self.timing is not None
+        return self.timing.segments * self.segment_ticks
+
+    def airborne(self) -> np.ndarray:
+        """Legs whose foot is off the ground right now."""
+        return self.swinging & (self.swing_tick > 0) & (self.swing_tick < self.swing_ticks)
+
+    def speed(self) -> float:
+        return float(np.hypot(self.v[0], self.v[1]))
+
+    # -- one tick ---------------------------------------------------------------
+    def step(self, cmd: GaitCommand) -> np.ndarray:
+        """Advance one tick; return the feet (legs, 3) in the body frame."""
+        assert self.gait is not None and self.timing is not None
+        self._advance_phase()
+        target = self._target(cmd)
+        self._maybe_switch(cmd.gait, target)
+        schedule = self._schedule()
+        self._accelerate(self._stride_limited(target, schedule))
+        self._body_pose(cmd)
+        self._legs(schedule)
+        return self._feet_in_body()
+
+    def _schedule(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per leg from the timetable: stance now?, ticks into the current
+        stance/swing run, and that run's length in ticks."""
+        timing = self.timing
+        assert timing is not None
+        seg_t = self.segment_ticks
+        segment = self.phase // seg_t
+        elapsed = timing.run_start[segment] * seg_t + self.phase % seg_t
+        return timing.contact[segment], elapsed, timing.run_length[segment] * seg_t
+
+    def _advance_phase(self) -> None:
+        self.phase += 1
+        self.boundary = self.phase >= self.cycle_ticks
+        if self.boundary:
+            self.phase = 0
+
+    def _maybe_switch(self, wanted: GaitDefinition, target: np.ndarray) -> None:
+        assert self.gait is not None
+        in_stand = self.gait.stand
+        if not (self.boundary or in_stand):
+            return
+        if wanted is not self.gait:
+            ok = self.speed() <= self.params.leave_speed and abs(self.v[2]) <= 0.5 \
+                if wanted.stand else wanted.inside_window(self.v)
+            if ok and not (wanted.stand and self.airborne().any()):
+                self.gait = wanted
+                self.switches += 1
+                if in_stand:
+                    self.phase = 0
+        timing = self._timing_for(self.gait, np.maximum(np.abs(self.v), np.abs(target)))
+        if timing is not self.timing:
+            self.timing = timing
+            self.phase = 0
+
+    def _timing_for(self, gait: GaitDefinition, speed: np.ndarray) -> GaitDefinition:
+        """The contact table to run: an auto-switch gait takes the slowest
+        timing whose window and stride can carry `speed` (per-axis magnitudes)."""
+        if not gait.auto:
+            return gait
+        for gait_id in gait.auto:
+            g = self.gaits[gait_id]
+            fits = np.all(speed <= np.minimum(-g.window_min, g.window_max) + 1e-9)
+            if fits and self._stride_ratio(g, speed) <= 1.0:
+                return g
+        return self.gaits[gait.auto[-1]]
+
+    def _half_stance(self, timing: GaitDefinition) -> np.ndarray:
+        """Per leg, half the stance time in seconds (cached per timing)."""
+        half = self._half_cache.get(timing.id)
+        if half is None or half[0] is not timing:
+            half = (timing, 0.5 * timing.stance_segments() * self.segment_ticks * self.dt)
+            self._half_cache[timing.id] = half
+        return half[1]
+
+    def _stride_ratio(self, timing: GaitDefinition, v: np.ndarray) -> float:
+        """How far the feet would travel in half a stance at velocity v, as a
+        share of the reachable half-stride ellipse (1 = at its edge)."""
+        half = self._half_stance(timing)
+        nominal = self.nominal
+        dx = (v[0] - v[2] * nominal[:, 1]) * half
+        dy = (v[1] + v[2] * nominal[:, 0]) * half
+        rx, ry = self.params.half_stride
+        return float(np.sqrt(np.max((dx / rx) ** 2 + (dy / ry) ** 2)))
+
+    def _target(self, cmd: GaitCommand) -> np.ndarray:
+        """The commanded velocity inside the gait's window (SPEC §6.4), with the
+        cross-coupling: at full |vx| the vy and yaw allowances are halved."""
+        assert self.gait is not None
+        gait = self.gait
+        pending = cmd.gait is not gait
+        if gait.stand and not pending or pending and cmd.gait.stand:
+            return np.zeros(3)
+        lo, hi = gait.window_min.copy(), gait.window_max.copy()
+        if pending:
+            lo, hi = np.maximum(lo, cmd.gait.window_min), np.minimum(hi, cmd.gait.window_max)
+        if gait.stand:  # starting to step: the new gait's window
+            lo, hi = cmd.gait.window_min, cmd.gait.window_max
+        target = np.clip(cmd.velocity, lo, hi)
+        x_max = max(-lo[0], hi[0], 1e-9)
+        share = 1.0 - CROSS_COUPLING * min(1.0, abs(target[0]) / x_max)
+        target[1:] = np.clip(target[1:], lo[1:] * share, hi[1:] * share)
+        return target
+
+    def _stride_limited(self, target: np.ndarray,
+                        schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """Scale the target down so no stance foot travels beyond the reachable
+        half-stride: in steady state with the timing in force, and for each
+        foot now on the ground until its lift-off (open loop cannot step faster)."""
+        assert self.timing is not None
+        if self.timing.stand:
+            return target
+        ratio = self._stride_ratio(self.timing, target)
+        if ratio > 1.0:
+            target = target / ratio
+        stance_now, elapsed, run_len = schedule
+        down = ~self.swinging & stance_now
+        if not down.any():
+            return target
+        # Foot path until lift-off: p - s * u * tau for a velocity scale s;
+        # in units of the ellipse, find the largest s that stays inside.
+        rx, ry = self.params.half_stride
+        radii = np.array([rx, ry])
+        p = self.feet[down]
+        tau = ((run_len - elapsed)[down] * self.dt)[:, None]
+        u = np.stack([target[0] - target[2] * p[:, 1], target[1] + target[2] * p[:, 0]], axis=1)
+        d = (p - self.nominal[down]) / radii
+        w = u * tau / radii
+        a = np.sum(w * w, axis=1)
+        b = np.sum(d * w, axis=1)
+        c = np.sum(d * d, axis=1) - 1.0
+        disc = np.maximum(b * b - a * c, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.where(a > 1e-12, (b + np.sqrt(disc)) / a, np.inf)
+        s = np.where(c > 0.0, np.where(b > 0.0, 0.0, 1.0), s)  # outside: only inward motion
+        scale = float(np.clip(np.min(s), 0.0, 1.0))
+        return target * scale
+
+    def _accelerate(self, target: np.ndarray) -> None:
+        """Rate-limit the body velocity toward target (the gait's accelerations)."""
+        assert self.gait is not None
+        acc = self.gait.accel
+        dt = self.dt
+        growing = abs(target[0]) > abs(self.v[0]) and target[0] * self.v[0] >= 0
+        ax = (acc.x_up if growing else acc.x_down) * dt
+        self.v[0] += np.clip(target[0] - self.v[0], -ax, ax)
+        self.v[1] += np.clip(target[1] - self.v[1], -acc.y * dt, acc.y * dt)
+        self.v[2] += np.clip(target[2] - self.v[2], -acc.yaw * dt, acc.yaw * dt)
+
+    def _body_pose(self, cmd: GaitCommand) -> None:
+        p = self.params
+        height = p.vertical_leg_height if cmd.vertical_legs else p.body_height
+        height = float(np.clip(height, *p.height_range))
+        self.height += np.clip(height - self.height, -HEIGHT_RATE * self.dt, HEIGHT_RATE * self.dt)
+        pitch = float(np.clip(cmd.pitch, -p.pitch_limit, p.pitch_limit))
+        self.pitch += np.clip(pitch - self.pitch, -PITCH_RATE * self.dt, PITCH_RATE * self.dt)
+        assert self.gait is not None
+        self.apex = cmd.gait.step_height(cmd.step_height) if not self.gait.stand else 0.0
+
+    def _legs(self, schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        timing = self.timing
+        assert timing is not None
+        stance_now, run_start, run_len = schedule
+
+        # Swings in progress advance and land on their own clock.
+        self.swing_tick[self.swinging] += 1
+        landed = self.swinging & (self.swing_tick >= self.swing_ticks)
+        self.feet[landed] = self.landing[landed]
+        self.swinging &= ~landed
+
+        # Stance feet stay put in the world: move against the body's twist.
+        vx, vy, wz = self.v
+        dt = self.dt
+        stance = ~self.swinging
+        x, y = self.feet[:, 0].copy(), self.feet[:, 1].copy()
+        self.feet[stance, 0] -= (vx - wz * y[stance]) * dt
+        self.feet[stance, 1] -= (vy + wz * x[stance]) * dt
+
+        # A leg the timetable wants in swing lifts off, unless its swing
+        # window is mostly over (e.g. just after a gait switch).
+        start = stance & ~stance_now & (run_start <= (1.0 - MIN_SWING_SHARE) * run_len) \
+            & ~landed
+        if start.any():
+            self.swinging |= start
+            self.swing_tick[start] = 0
+            self.swing_ticks[start] = np.maximum(1, run_len[start] - run_start[start])
+            self.lift[start] = self.feet[start]
+            self.swing_apex[start] = self.apex
+
+        # Landing points follow the current velocity (Raibert heuristic).
+        half = self._half_stance(timing)
+        nominal = self.nominal
+        self.landing[:, 0] = nominal[:, 0] + half * (vx - wz * nominal[:, 1])
+        self.landing[:, 1] = nominal[:, 1] + half * (vy + wz * nominal[:, 0])
+        # Never aim outside the reachable half-stride (a velocity change can).
+        rx, ry = self.params.half_stride
+        reach = np.hypot((self.landing[:, 0] - nominal[:, 0]) / rx,
+                         (self.landing[:, 1] - nominal[:, 1]) / ry)
+        far = reach > 1.0
+        if far.any():
+            self.landing[far] = nominal[far] + (self.landing[far] - nominal[far]) / reach[far, None]
+        sw = self.swinging
+        if sw.any():
+            s = self.swing_tick[sw] / self.swing_ticks[sw]
+            self.feet[sw] = self.lift[sw] + (self.landing[sw] - self.lift[sw]) * min_jerk(s)[:, None]
+
+    def swing_lift(self) -> np.ndarray:
+        """Per leg, how far the foot is above the ground now (m)."""
+        out = np.zeros(self.legs)
+        sw = self.swinging
+        if sw.any():
+            s = self.swing_tick[sw] / self.swing_ticks[sw]
+            out[sw] = self.swing_apex[sw] * bump(s)
+        return out
+
+    def _feet_in_body(self) -> np.ndarray:
+        feet = np.empty((self.legs, 3))
+        feet[:, :2] = self.feet
+        feet[:, 2] = -(self.height - self.kin.foot_radius) + self.swing_lift()
+        # The body pitches about its origin; the feet stay where they are in
+        # the level frame, so in the body frame they turn the other way.
+        c, s = np.cos(self.pitch), np.sin(self.pitch)
+        x, z = feet[:, 0].copy(), feet[:, 2].copy()
+        feet[:, 0] = c * x - s * z
+        feet[:, 2] = s * x + c * z
+        return feet
