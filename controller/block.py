@@ -15,6 +15,7 @@ FROM_MOTOR = "motor_ctrl"
 FROM_TIMEOUT = "timeout"
 FROM_FILLER = "filler"
 FROM_INJECTED = "injected"
+FROM_GOAL = "goal"           # a motion_goal move drives mode 11
 
 FILLER_TICKS = 200  # 400 ms (SPEC §3.4)
 ALL_LEGS = 0x0F

@@ -81,6 +81,7 @@ class LocomotionConfig:
     default_gait: int = 3
     com_x: float = 0.0
     half_stride: tuple[float, float] = (0.12, 0.07)
+    goal_profile: tuple[float, float, float] = (0.5, 0.3, 0.5)  # m/s^2, m/s, rad/s
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,8 @@ def load_config(path: str | Path | None = None) -> Config:
     channels = {}
     cr = lr.sub("channels")
     for name in ("command", "user_gait_file", "user_gait_result", "response", "motor_ctrl",
-                 "motor_ctrl_state", "joint_cmd", "joint_state", "status"):
+                 "motor_ctrl_state", "joint_cmd", "joint_state", "status", "global_to_robot",
+                 "motion_goal", "motion_event"):
         channels[name] = cr.get(name, str)
     lcm_cfg = LcmConfig(
         lan=lr.get("lan", bool, False),
@@ -343,7 +345,16 @@ def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:
         default_gait=int(lr.number("default_gait", 1, 127)),
         com_x=lr.number("com_x", -0.2, 0.2, 0.0),
         half_stride=_half_stride(lr),
+        goal_profile=_goal_profile(lr),
     )
+
+
+def _goal_profile(lr: _Reader) -> tuple[float, float, float]:
+    acc, speed, rot = lr.vector("goal_profile", 3)
+    if not (0 < acc <= 5.0 and 0 < speed <= 2.0 and 0 < rot <= 4.0):
+        raise lr.fail("goal_profile", "expected max_acc (0, 5] m/s^2, max_speed (0, 2] m/s, "
+                                      f"max_rotation (0, 4] rad/s, got {[acc, speed, rot]}")
+    return float(acc), float(speed), float(rot)
 
 
 def _half_stride(lr: _Reader) -> tuple[float, float]:

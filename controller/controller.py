@@ -26,17 +26,22 @@ from controller.behaviours.off import Off
 from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
-from controller.block import FROM_MOTOR, FROM_TIMEOUT, Block
+from controller.block import FROM_GOAL, FROM_MOTOR, FROM_TIMEOUT, Block
 from controller.config import Config
 from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, Fsm
+from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake
 from controller.kinematics import QuadrupedKinematics
 from controller.logs import RateLimit, get_logger
 from controller.native import Kernel
+from controller.odometry import Odometry
 from controller.queue import CommandQueue
 
 BEHAVIOURS = (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl)
 RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
+ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
+GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
+STAND_GAIT = 1
 MOTOR_CTRL_LOST_NS = 500_000_000
 CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
@@ -81,7 +86,7 @@ class Outbox:
 
 # Types whose encoding has one size; any other length is rejected before decoding.
 FIXED_SIZES = {kind: len(kind().encode()) for kind in (
-    msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt)}
+    msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt, msgs.motion_goal_t)}
 
 
 def _i32(x: int) -> int:
@@ -137,6 +142,15 @@ class Controller:
         # intake, the cadence and the overrides all look one tick back (SPEC).
         self.last_active: Block = self.queue.blocks[0]
         self.last_reported = (0, 0, NORMAL, 100)
+        # Odometry integrates the body velocity the locomotion drives; goals
+        # walk by it (SPEC §1.6; the Motion Module API of the seeds).
+        self.odom = Odometry()
+        self.localization = msgs.localization_lcmt()
+        loco = cfg.locomotion
+        self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
+        self.goal_gait = loco.default_gait if loco else STAND_GAIT
+        self.events: list = []
+        self.battery_v: float | None = None
 
     # -- intake ------------------------------------------------------------------
     def _reject_packet(self, now_ns: int, channel: str, reason: str) -> None:
@@ -180,6 +194,8 @@ class Controller:
         self.q[:] = msg.position
         self.qd[:] = msg.velocity
         self.tau[:] = msg.torque
+        volts = float(msg.battery_voltage)
+        self.battery_v = volts if math.isfinite(volts) and volts > 0.0 else None
         self.fsm.measured = True
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
@@ -197,6 +213,9 @@ class Controller:
             block = result.block
             self.log.debug("command", mode=block.mode, gait=block.gait_id,
                            life_count=block.life_count, duration_ticks=block.duration)
+            if self.goals.active:
+                self.events += self.goals.preempt(
+                    now_ns, f"robot_control_cmd mode {block.mode} took over", self.odom)
             dropped = self.queue.enqueue(block)
             if dropped:
                 self.counters.commands_rejected += 1
@@ -226,6 +245,16 @@ class Controller:
         self.log.info("user_gait_file", accepted=result.result == 0, size=len(msg.data))
         out.add("command", self.ch["user_gait_result"], result.encode())
 
+    def _on_goal(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)
+        if msg is None:
+            return
+        events = self.goals.on_goal(msg, now_ns, self.odom)
+        for e in events:
+            if e.kind == EventKind.GOAL_DONE and e.reason and e.text:
+                self._error(now_ns, f"motion goal {e.goal_id}: {e.text}", "goal_refused")
+        self.events += events
+
     # -- source selection (SPEC §2.2, §2.5, §11) --------------------------------------
     def _motor_command(self, now_ns: int) -> MotorCommand | None:
         msg = self.motor_msg
@@ -251,6 +280,8 @@ class Controller:
                 self.timed_out = False
                 return
             self._error(now_ns, f"motor_ctrl ignored: {refusal}", "motor_ctrl_ignored")
+        if self._goal_source(now_ns):
+            return
         if self.intake.fresh(now_ns):
             self.timed_out = False
             return
@@ -262,6 +293,25 @@ class Controller:
         self.timed_out = True
         self.queue.replace_all(Block(mode=mode, pos_des=(0.0, 0.0, 0.24),
                                      step_height=(0.07, 0.03), source=FROM_TIMEOUT))
+
+    def _goal_source(self, now_ns: int) -> bool:
+        """A running motion goal drives mode 11 (True). When a move ends, the
+        robot is left in a locomotion stand and the command timeout starts
+        over from that moment, as if the goal had been the last command."""
+        velocity, events = self.goals.step(now_ns, self.odom, self.battery_v)
+        self.events += events
+        if velocity is not None:
+            self.queue.replace_all(Block(mode=11, gait_id=self.goal_gait, vel_des=velocity,
+                                         step_height=(GOAL_STEP_HEIGHT,) * 2, source=FROM_GOAL))
+            self.timed_out = False
+            return True
+        if any(e.kind == EventKind.GOAL_DONE for e in events) \
+                and self.last_active.source == FROM_GOAL:
+            self.queue.replace_all(Block(mode=11, gait_id=STAND_GAIT, source=FROM_GOAL))
+            self.intake.last_rx_ns = now_ns
+            self.timed_out = False
+            return True
+        return False
 
     def _safety_override(self, active: Block, status: int, reported_mode: int) -> None:
         """Unresponsive-safety overrides (SPEC §3.5), applied at the next tick."""
@@ -283,6 +333,11 @@ class Controller:
              timing: Timing | None = None) -> Outbox:
         out = Outbox()
         ch = self.ch
+        velocity = self.fsm.state.body_velocity()
+        if velocity is not None:   # the twist of the tick that just ended
+            self.odom.integrate(velocity, self.cfg.dt)
+        else:
+            self.odom.integrate((0.0, 0.0, 0.0), self.cfg.dt)
         for channel, data in inbox:
             if channel == ch["joint_state"]:
                 self._on_joint_state(now_ns, data)
@@ -292,6 +347,8 @@ class Controller:
                 self._on_motor_ctrl(now_ns, data)
             elif channel == ch["user_gait_file"]:
                 self._on_user_gait(now_ns, data, out)
+            elif channel == ch["motion_goal"]:
+                self._on_goal(now_ns, data)
         self._select_source(now_ns)
         previous_status = self.last_reported[2]
         active = self.queue.process(previous_status)
@@ -310,6 +367,8 @@ class Controller:
 
         reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
                                      ctx.motion_bar)
+        if self.goals.active and active.source == FROM_GOAL and reported[2] == BAN_TRANS:
+            self.events += self.goals.refuse(now_ns, self.fsm.refusal or "mode 11 refused", self.odom)
         self._log_changes(now_ns, previous_state, active, reported)
         self._publish(now_ns, out, reported, timing)
         self.last_active = active
@@ -368,6 +427,13 @@ class Controller:
             age = getattr(behaviour, "age_ms", 0.0)
             st.ctrl_topic_interval = float(min(age, 1e9))
             out.add("joint", self.ch["motor_ctrl_state"], st.encode())
+
+        if self.tick % ODOMETRY_EVERY == 0:
+            self.odom.fill(self.localization, now_ns + self.epoch_offset_ns)
+            out.add("joint", self.ch["global_to_robot"], self.localization.encode())
+        for event in self.events:
+            out.add("command", self.ch["motion_event"], to_msg(event, utime).encode())
+        self.events.clear()
 
         # Status at its rate, and on every change of mode, gait or switch_status
         # so that tools see the exact tick of each change.

@@ -151,7 +151,9 @@ class GaitGenerator:
         if wanted is not self.gait:
             ok = self.speed() <= self.params.leave_speed and abs(self.v[2]) <= 0.5 \
                 if wanted.stand else wanted.inside_window(self.v)
-            if ok and not (wanted.stand and self.airborne().any()):
+            # A stand starts only with every foot down once this tick's landings are done.
+            landing_now = self.swinging & (self.swing_tick + 1 >= self.swing_ticks)
+            if ok and not (wanted.stand and (self.airborne() & ~landing_now).any()):
                 self.gait = wanted
                 self.switches += 1
                 if in_stand:

@@ -44,6 +44,7 @@ class Runtime:
         ch = self.cfg.lcm.channels
         bus.subscribe("command", ch["command"])
         bus.subscribe("command", ch["user_gait_file"])
+        bus.subscribe("command", ch["motion_goal"])
         bus.subscribe("joint", ch["motor_ctrl"])
         if sim is None:
             bus.subscribe("joint", ch["joint_state"])  # the robot's bridge

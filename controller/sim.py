@@ -39,6 +39,8 @@ class SimRobot:
         self.inertia = float(sim.get("joint_inertia", 0.02))
         self.friction = float(sim.get("joint_friction", 0.05))
         self.rest_height = float(sim.get("rest_height", 0.10))
+        # A bridge may report the battery; the sim reports a settable value.
+        self.battery_voltage = float(sim.get("battery_voltage", 25.2))
         self.msg = msgs.joint_state_t()
         self.msg.num_joints = cfg.num_joints
 
@@ -79,4 +81,5 @@ class SimRobot:
         m.position = self.q.tolist()
         m.velocity = self.qd.tolist()
         m.torque = self.tau.tolist()
+        m.battery_voltage = self.battery_voltage
         return m.encode()

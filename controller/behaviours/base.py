@@ -127,6 +127,11 @@ class Behaviour:
     def reported_gait(self, ctx: TickContext) -> int:
         return 0
 
+    def body_velocity(self) -> np.ndarray | None:
+        """The body twist (vx, vy, yaw rate) this state drives, for odometry;
+        None when the body does not travel."""
+        return None
+
     # -- shared helpers ---------------------------------------------------
     def entry_pose(self, ctx: TickContext, tolerance_rad: float) -> np.ndarray:
         """Per joint: the previous command if it is within `tolerance_rad` of

@@ -133,6 +133,9 @@ class Locomotion(Behaviour):
             return ctx.motion_bar if ctx.motion_bar > 0 else 100
         return percent(self.clock.count, block.duration)
 
+    def body_velocity(self) -> np.ndarray:
+        return self.gen.v
+
     def reported_gait(self, ctx: TickContext) -> int:
         gait = self.gen.gait
         return gait.id if gait is not None else STAND

@@ -1,0 +1,382 @@
+"""Mode 11: the gait generator and locomotion through the whole controller.
+
+Generator-level tests run the generator and the leg IK directly (fast, every
+gait); controller-level tests use the in-process rig with the simulated robot
+on the fake clock and look at what the daemon publishes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from controller import msgs
+from controller.config import load_config
+from controller.gait import GaitCommand, GaitGenerator
+from controller.gait_table import GaitError, load_gait, load_gaits
+from controller.kinematics import QuadrupedKinematics
+from harness import Rig
+
+CFG = load_config()
+KIN = QuadrupedKinematics(CFG.geometry)
+LOCO = CFG.locomotion
+GAITS = load_gaits(LOCO.gaits_dir, 4)
+STEPPING = sorted(g for g, d in GAITS.items() if not d.stand)
+STAND_Q = KIN.inverse(KIN.stance_feet(CFG.stand_height, CFG.stand_com_x))[0]
+TRANSITIONING, BAN_TRANS = 1, 5
+
+
+def generator() -> GaitGenerator:
+    gen = GaitGenerator(KIN, LOCO, CFG.dt, GAITS)
+    gen.start(STAND_Q, GAITS[1])
+    return gen
+
+
+def walk(gen: GaitGenerator, gait_id: int, v, ticks: int, step_height: float = 0.05):
+    cmd = GaitCommand(GAITS[gait_id], np.asarray(v, dtype=float), step_height, 0.0)
+    return [gen.step(cmd) for _ in range(ticks)]
+
+
+def test_every_supported_gait_id_has_a_definition():
+    expected = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20, 21, 22, 23, 24, 25, 26, 27, 30, 31}
+    assert set(GAITS) == expected
+
+
+@pytest.mark.parametrize("gait_id", STEPPING)
+def test_contact_pattern_matches_the_definition(gait_id):
+    """Steady state: each leg's stance share is its duty and each leg lands
+    at its offset after FR, to the tick."""
+    gait = GAITS[gait_id]
+    gen = generator()
+    v = 0.3 * np.minimum(-gait.window_min, gait.window_max) * [1, 0, 0]
+    walk(gen, gait_id, v, 3 * gen.cycle_ticks + 200)   # settle into the timing
+    cycle = gen.cycle_ticks
+    timing = gen.timing
+    swinging, landed = [], [[] for _ in range(4)]
+    for k in range(2 * cycle):
+        before = gen.swinging.copy()
+        walk(gen, gait_id, v, 1)
+        swinging.append(gen.swinging.copy())
+        for leg in np.flatnonzero(before & ~gen.swinging):
+            landed[leg].append(k)
+    duty = 1.0 - np.mean(swinging, axis=0)
+    np.testing.assert_allclose(duty, timing.duty(), atol=1.0 / cycle)
+    seg = gen.segment_ticks
+    first_stance = [int(np.flatnonzero(timing.contact[:, leg] & (timing.run_start[:, leg] == 0))[0])
+                    for leg in range(4)]
+    for leg in range(4):
+        expected = (first_stance[leg] - first_stance[0]) * seg
+        assert (landed[leg][0] - landed[0][0]) % cycle == expected % cycle
+
+
+@pytest.mark.parametrize("gait_id", STEPPING)
+def test_swing_apex_is_the_step_height(gait_id):
+    """Foot lift measured by forward kinematics of the IK joint targets."""
+    gait = GAITS[gait_id]
+    gen = generator()
+    v = 0.2 * gait.window_max * [1, 0, 0]
+    walk(gen, gait_id, v, 2 * gen.cycle_ticks + 200, step_height=0.05)
+    ground = -(gen.height - KIN.foot_radius)
+    lift = []
+    for feet in walk(gen, gait_id, v, 2 * gen.cycle_ticks, step_height=0.05):
+        q, clipped = KIN.inverse(feet)
+        assert not clipped.any()
+        lift.append(KIN.forward(q)[:, 2] - ground)
+    apex = np.max(lift, axis=0)
+    expected = gait.step_height(0.05)
+    np.testing.assert_allclose(apex, expected, rtol=0.05)
+
+
+def test_step_height_rule_ratio_and_clamps():
+    assert GAITS[3].step_height(0.05) == pytest.approx(0.05)
+    assert GAITS[3].step_height(0.2) == pytest.approx(0.06)
+    assert GAITS[5].step_height(0.05) == pytest.approx(0.06)      # ratio 1.2
+    assert GAITS[5].step_height(0.0) == pytest.approx(0.03)       # min 0.03
+    assert GAITS[5].step_height(1.0) == pytest.approx(0.072)      # 0.06 x 1.2
+    assert GAITS[7].step_height(0.0) == pytest.approx(0.005)      # bound
+    assert GAITS[2].step_height(0.0) == pytest.approx(0.015)      # pronk
+
+
+@pytest.mark.parametrize("gait_id, v, expected", [
+    (3, [5.0, 0, 0], [1.2, 0, 0]),
+    (3, [-5.0, 0, 0], [-1.2, 0, 0]),
+    (6, [1.0, 0, 0], [0.2, 0, 0]),
+    (27, [0, 5.0, 0], [0, 0.2, 0]),
+    (27, [0, 0, -9.0], [0, 0, -1.3]),
+    (3, [5.0, 5.0, 0], [1.2, 0.2, 0]),          # full vx halves the vy allowance
+])
+def test_commands_are_clamped_to_the_gait_window(gait_id, v, expected):
+    gen = generator()
+    walk(gen, gait_id, v, 2500)
+    np.testing.assert_allclose(gen.v, expected, atol=1e-9)
+
+
+def test_velocity_is_rate_limited_by_the_gait_accelerations():
+    gen = generator()
+    walk(gen, 3, [1.0, 0, 0], 1)
+    dv = []
+    for _ in range(100):
+        before = gen.v[0]
+        walk(gen, 3, [1.0, 0, 0], 1)
+        dv.append(gen.v[0] - before)
+    assert max(dv) == pytest.approx(1.0 * CFG.dt)                 # +1 m/s^2
+    walk(gen, 3, [1.0, 0, 0], 1000)
+    before = gen.v[0]
+    walk(gen, 3, [0.0, 0, 0], 1)
+    assert before - gen.v[0] == pytest.approx(2.0 * CFG.dt)       # -2 m/s^2
+
+
+@pytest.mark.parametrize("gait_id", STEPPING)
+def test_random_commands_across_the_window_respect_joint_limits(gait_id):
+    """Property test: seeded random velocities (corners and interior), step
+    heights and pitches; every IK target reachable, inside the joint limits,
+    and no joint faster than its velocity limit."""
+    gait = GAITS[gait_id]
+    rng = np.random.default_rng(gait_id)
+    gen = generator()
+    previous = None
+    for k in range(2000):
+        if k % 200 == 0:
+            if k % 400 == 0:
+                v = np.where(rng.random(3) < 0.5, gait.window_min, gait.window_max)
+            else:
+                v = rng.uniform(gait.window_min, gait.window_max)
+            cmd = GaitCommand(gait, v, rng.uniform(0.0, 0.1), rng.uniform(-0.4, 0.4))
+        q, clipped = KIN.inverse(gen.step(cmd))
+        q = q.reshape(-1)
+        assert not clipped.any(), f"tick {k}: a foot out of reach"
+        assert np.all(q >= CFG.q_min) and np.all(q <= CFG.q_max), f"tick {k}: {q}"
+        if previous is not None:
+            assert np.all(np.abs(q - previous) / CFG.dt <= CFG.v_max), f"tick {k}"
+        previous = q
+
+
+def test_a_bad_gait_file_names_the_file_and_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: 40\nperiod: 10\nstance: 12\noffsets: [0, 5, 5, 0]\n"
+                   "window: {min: [-1, -1, -1], max: [1, 1, 1]}\n")
+    with pytest.raises(GaitError, match=r"bad.yaml: stance"):
+        load_gait(bad, 4)
+
+
+# -- through the controller -------------------------------------------------------
+@pytest.fixture
+def walking() -> Rig:
+    rig = Rig(record_joints=True)
+    rig.stand()
+    return rig
+
+
+def odometry(rig: Rig) -> msgs.localization_lcmt | None:
+    data = rig.last_out.get(rig.ch["global_to_robot"])
+    return msgs.localization_lcmt.decode(data) if data is not None else None
+
+
+def test_ten_seconds_at_0_3_m_s_give_3_m_of_odometry(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.3, 0, 0])
+    rig.run(2)
+    start = None
+    samples = []
+    for _ in range(5000):                       # 10 s
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        msg = odometry(rig)
+        if msg is not None:
+            start = start or msg
+            samples.append(msg)
+    end = samples[-1]
+    travelled = end.xyz[0] - start.xyz[0]
+    assert travelled == pytest.approx(3.0, rel=0.02)
+    assert abs(end.xyz[1]) < 1e-6 and abs(end.rpy[2]) < 1e-6
+    assert end.vBody[0] == pytest.approx(0.3, abs=1e-6)
+    # 50 Hz: one message every 10 ticks (20 ms of robot time)
+    assert len(samples) == 500
+    assert end.timestamp - start.timestamp == 499 * 20_000_000
+
+
+def test_trot_forward_while_turning_lifts_feet_and_reports_the_gait(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.4, 0, 0.3], step_height=[0.05, 0.05])
+    rig.run(3000)
+    assert (rig.last.mode, rig.last.gait_id, rig.last.switch_status) == (11, 3, 0)
+    gen = rig.ctl.fsm.state.gen
+    np.testing.assert_allclose(gen.v, [0.4, 0, 0.3], atol=1e-9)
+    q = np.array([j.position for j in rig.joint_cmds[-300:]])
+    z = np.array([KIN.forward(row.reshape(4, 3))[:, 2] for row in q])
+    lift = z.max(axis=0) - z.min(axis=0)
+    np.testing.assert_allclose(lift, 0.05, rtol=0.05)
+    # The simulated joints follow the command.
+    assert np.max(np.abs(rig.robot.q - rig.ctl.kernel.pos)) < 0.15
+
+
+def test_gait_changes_only_at_a_cycle_boundary(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.1, 0, 0])
+    rig.run(1000)
+    gen = rig.ctl.fsm.state.gen
+    rig.send(11, 6, vel_des=[0.1, 0, 0])        # walk
+    statuses = []
+    for _ in range(400):
+        before = gen.gait.id
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        statuses.append((rig.ctl.last_reported[1], rig.ctl.last_reported[2]))
+        if gen.gait.id != before:
+            assert gen.boundary and gen.gait.id == 6
+            break
+    else:
+        pytest.fail("the gait never switched")
+    assert statuses[-1] == (6, 0)
+    # Until the switch the response showed the old gait, TRANSITIONING.
+    assert all(s == (3, TRANSITIONING) for s in statuses[1:-1])
+
+
+def test_switching_to_a_narrower_gait_slows_down_first(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.8, 0, 0])
+    rig.run(1500)
+    gen = rig.ctl.fsm.state.gen
+    rig.send(11, 6, vel_des=[0.8, 0, 0])
+    rig.run_until(lambda r: gen.gait.id == 6, 3000)
+    assert gen.v[0] <= 0.2 + 1e-9                 # inside the walk's window at the switch
+
+
+def test_leaving_locomotion_slows_down_and_finishes_the_cycle(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.5, 0, 0])
+    rig.run(1500)
+    loco = rig.ctl.fsm.state
+    gen = loco.gen
+    rig.send(12)
+    slow_since = None
+    for k in range(3000):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        if rig.mode != 11:
+            break       # handed over on this tick
+        assert rig.ctl.last_reported[2] == TRANSITIONING
+        if slow_since is None and gen.speed() <= LOCO.leave_speed:
+            slow_since = k
+    assert rig.mode == 12
+    # The generator's state on the hand-over tick:
+    assert gen.speed() <= LOCO.leave_speed and gen.boundary and not gen.airborne().any()
+    assert gen.gait.id == LOCO.leave_gait
+    assert k - slow_since >= gen.cycle_ticks       # at least one more full cycle
+    rig.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 3000)
+
+
+def test_a_timed_walk_is_followed_by_the_stand_filler(walking):
+    rig = walking
+    rig.send(11, 3, duration=1000, vel_des=[0.3, 0, 0])
+    rig.run(1000)
+    assert rig.last.bar >= 95
+    rig.run(1500)
+    gen = rig.ctl.fsm.state.gen
+    assert rig.ctl.queue.active.gait_id == 1 and rig.last.gait_id == 1
+    assert (rig.mode, rig.last.switch_status) == (11, 0)
+    assert np.all(gen.v == 0.0) and not gen.swinging.any()
+
+
+def test_a_refused_gait_while_walking_stops_the_robot(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.4, 0, 0])
+    rig.run(1000)
+    rig.send(11, 99, vel_des=[0.4, 0, 0])
+    rig.run(1500)
+    assert rig.last.switch_status == BAN_TRANS and rig.mode == 11
+    assert np.all(np.abs(rig.ctl.fsm.state.gen.v) < 1e-9)
+
+
+def test_vertical_leg_bit_lowers_the_body_and_pitch_is_clamped(walking):
+    rig = walking
+    rig.send(11, 3, vel_des=[0.1, 0, 0], rpy_des=[0, 0.5, 0], value=0x2)
+    rig.run(2000)
+    gen = rig.ctl.fsm.state.gen
+    assert gen.height == pytest.approx(LOCO.vertical_leg_height)
+    assert gen.pitch == pytest.approx(LOCO.pitch_limit)
+
+
+def test_variable_frequency_trot_picks_its_timing_by_speed(walking):
+    rig = walking
+    rig.send(11, 26, vel_des=[0.1, 0, 0])
+    rig.run(2000)
+    gen = rig.ctl.fsm.state.gen
+    slow = gen.timing.segments
+    rig.send(11, 26, vel_des=[1.2, 0, 0])
+    rig.run(4000)
+    assert gen.timing.segments < slow
+    assert rig.last.gait_id == 26 and rig.last.switch_status == 0
+    assert gen.v[0] == pytest.approx(1.2)
+
+
+# -- motion goals -------------------------------------------------------------------
+def goal(kind: int, goal_id: int, **fields) -> bytes:
+    msg = msgs.motion_goal_t()
+    msg.kind, msg.goal_id = kind, goal_id
+    for name, value in fields.items():
+        setattr(msg, name, value)
+    return msg.encode()
+
+
+def run_goal(rig: Rig, data: bytes, max_ticks: int) -> list[msgs.motion_event_t]:
+    rig.raw(rig.ch["motion_goal"], data)
+    events = []
+    for _ in range(max_ticks):
+        rig.tick()
+        for _, channel, payload in rig.last_out.messages:
+            if channel == rig.ch["motion_event"]:
+                events.append(msgs.motion_event_t.decode(payload))
+        if any(e.kind == 1 for e in events):
+            break
+    return events
+
+
+def test_a_move_distance_goal_stops_on_the_target(walking):
+    rig = walking
+    start = rig.ctl.odom.x
+    events = run_goal(rig, goal(1, 41, distance=1.0, timeout=20.0), 10000)
+    assert [(e.goal_id, e.kind) for e in events] == [(41, 5), (41, 1)]
+    assert events[-1].reason == 1                                   # REACHED
+    rig.run(1000, heartbeat=False)                                  # let it brake fully
+    assert rig.ctl.odom.x - start == pytest.approx(1.0, abs=0.02)
+    assert abs(rig.ctl.odom.y) < 1e-6
+
+
+def test_a_move_that_cannot_arrive_in_time_reports_timeout(walking):
+    events = run_goal(walking, goal(1, 42, distance=5.0, timeout=2.0), 3000)
+    assert events[-1].kind == 1 and events[-1].reason == 2          # TIMEOUT
+    assert 0.2 < events[-1].value < 5.0
+
+
+def test_a_goal_from_the_lying_robot_is_refused():
+    rig = Rig()
+    rig.run(20)
+    events = run_goal(rig, goal(2, 43, speed=0.2, rotation=0.0, timeout=5.0), 500)
+    assert events[-1].kind == 1 and events[-1].reason == 4          # REFUSED
+    assert rig.mode == 0
+
+
+def test_a_command_preempts_a_running_goal(walking):
+    rig = walking
+    rig.raw(rig.ch["motion_goal"], goal(2, 44, speed=0.2, rotation=0.0, timeout=30.0))
+    rig.run(1000)
+    rig.send(11, 1)
+    seen = []
+    for _ in range(5):
+        rig.tick()
+        for _, channel, payload in rig.last_out.messages:
+            if channel == rig.ch["motion_event"]:
+                seen.append(msgs.motion_event_t.decode(payload))
+    assert [(e.goal_id, e.kind, e.reason) for e in seen] == [(44, 1, 3)]
+    assert not rig.ctl.goals.active
+
+
+def test_battery_trigger_fires_once_from_joint_state(walking):
+    rig = walking
+    rig.raw(rig.ch["motion_goal"], goal(6, 45, voltage=22.0, enable=1))
+    rig.run(100)
+    rig.robot.battery_voltage = 21.5
+    seen = []
+    for _ in range(200):
+        rig.tick(heartbeat=True)
+        for _, channel, payload in rig.last_out.messages:
+            if channel == rig.ch["motion_event"]:
+                seen.append(msgs.motion_event_t.decode(payload))
+    assert [(e.kind, round(e.value, 1)) for e in seen] == [(4, 21.5)]
