@@ -16,6 +16,7 @@ FROM_TIMEOUT = "timeout"
 FROM_FILLER = "filler"
 FROM_INJECTED = "injected"
 FROM_GOAL = "goal"           # a motion_goal move drives mode 11
+FROM_MOTION = "motion"       # a step of a mode-62 motion; counts as a command (SPEC §4.3)
 
 FILLER_TICKS = 200  # 400 ms (SPEC §3.4)
 ALL_LEGS = 0x0F

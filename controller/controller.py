@@ -29,6 +29,7 @@ from controller.behaviours.recovery import RecoveryStand
 from controller.block import FROM_GOAL, FROM_MOTOR, FROM_TIMEOUT, Block
 from controller.config import Config
 from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, Fsm
+from controller.gait_table import GaitDefinition
 from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake
 from controller.kinematics import QuadrupedKinematics
@@ -36,6 +37,7 @@ from controller.logs import RateLimit, get_logger
 from controller.native import Kernel
 from controller.odometry import Odometry
 from controller.queue import CommandQueue
+from controller.usergait import parse_gait_def, parse_gait_params
 
 BEHAVIOURS = (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl)
 RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
@@ -47,6 +49,9 @@ CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
 USER_GAIT_HEADERS = {"# Gait Def": "def", "# Gait Params": "params"}
+USER_GAIT = 110
+MOTION_MODE = 62
+USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
 
 
 @dataclass
@@ -112,7 +117,10 @@ class Controller:
         self.robot = Robot(cfg, self.kin, self.kernel)
         kinds = BEHAVIOURS + ((Locomotion,) if cfg.locomotion is not None else ())
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds})
-        self.queue = CommandQueue()
+        self.queue = CommandQueue(expand_motion=self._expand_motion)
+        self.user_params: list[Block] = []
+        self.motion_refusal = ""      # why the last mode-62 block could not expand
+        self.now_ns = 0
         # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
         # queue is never empty, even when the first packet queues nothing.
         self.queue.replace_all(Block(mode=0, source=FROM_TIMEOUT))
@@ -233,17 +241,60 @@ class Controller:
         self.motor_rx_ns = now_ns
 
     def _on_user_gait(self, now_ns: int, data: bytes, out: Outbox) -> None:
+        """An upload on user_gait_file (SPEC §8.1): stored by its header and
+        parsed at once, so a malformed file is answered 1 with a log line
+        instead of failing when it is run (SPEC §11)."""
         msg = self._decode(now_ns, self.ch["user_gait_file"], msgs.file_send_lcmt, data)
         if msg is None:
             return
+        kind = next((k for h, k in USER_GAIT_HEADERS.items() if msg.data.startswith(h)), None)
+        warnings: list[str] = []
+        error = "the text starts with neither '# Gait Def' nor '# Gait Params'"
+        if kind == "def":
+            error = self._load_gait_def(msg.data, warnings)
+        elif kind == "params":
+            error = self._load_gait_params(msg.data, warnings)
         result = msgs.file_recv_lcmt()
-        result.result = 1
-        for header, kind in USER_GAIT_HEADERS.items():
-            if msg.data.startswith(header):
-                self.user_gait[kind] = msg.data
-                result.result = 0
-        self.log.info("user_gait_file", accepted=result.result == 0, size=len(msg.data))
+        result.result = 0 if error is None else 1
+        if error is None:
+            self.user_gait[kind] = msg.data
+            self.log.info("user_gait_file", kind=kind, size=len(msg.data), warnings=warnings[:5])
+        else:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, f"user_gait_file upload refused: {error}", "user_gait_refused")
         out.add("command", self.ch["user_gait_result"], result.encode())
+
+    def _load_gait_def(self, text: str, warnings: list[str]) -> str | None:
+        loco = self.fsm.behaviours.get(11)
+        if not isinstance(loco, Locomotion):
+            return "this robot has no locomotion"
+        try:
+            gait_def = parse_gait_def(text, warnings=warnings)
+        except ValueError as exc:
+            return str(exc)
+        loco.set_user_gait(GaitDefinition(
+            id=USER_GAIT, name="uploaded user gait", contact=gait_def.contact_table(),
+            window_min=-USER_GAIT_WINDOW, window_max=USER_GAIT_WINDOW, source="user_gait_file"))
+        return None
+
+    def _load_gait_params(self, text: str, warnings: list[str]) -> str | None:
+        try:
+            blocks = parse_gait_params(text, 1000.0 / self.cfg.tick_hz, warnings=warnings)
+        except ValueError as exc:
+            return str(exc)
+        self.user_params = blocks
+        return None
+
+    def _expand_motion(self, block: Block) -> list[Block] | None:
+        """The steps of a mode-62 motion (SPEC §4.1): 110 runs the uploaded
+        Gait Params; the motion library arrives with the motions issue."""
+        if block.gait_id == USER_GAIT:
+            if not self.user_params:
+                self.motion_refusal = "motion 110 needs Gait Params uploaded on user_gait_file"
+                return None
+            return [b.again() for b in self.user_params]
+        self.motion_refusal = f"motion {block.gait_id} is not in the motion library"
+        return None
 
     def _on_goal(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)
@@ -333,6 +384,7 @@ class Controller:
              timing: Timing | None = None) -> Outbox:
         out = Outbox()
         ch = self.ch
+        self.now_ns = now_ns
         velocity = self.fsm.state.body_velocity()
         if velocity is not None:   # the twist of the tick that just ended
             self.odom.integrate(velocity, self.cfg.dt)
@@ -385,6 +437,8 @@ class Controller:
         new_block = active.uid != self.last_active.uid
         if refused and (self.last_reported[2] != BAN_TRANS or new_block):
             reason = self.fsm.refusal or "refused"
+            if active.mode == MOTION_MODE and self.motion_refusal:
+                reason = self.motion_refusal
             self.counters.last_error = f"mode {active.mode} refused: {reason}"
             suppressed = self.limit.allow("mode_refused", now_ns)
             if suppressed is not None:

@@ -57,6 +57,11 @@ class GaitCommand:
     step_height: float         # commanded step_height[0], m
     pitch: float               # rpy_des[1], rad
     vertical_legs: bool = False  # value bit1: body pinned low, no lateral offsets
+    # User gaits (SPEC §8.4): per-leg swing heights, landing offsets (legs, 2)
+    # from the nominal foot, and a body height; None = the gait's own rule.
+    leg_heights: np.ndarray | None = None
+    landing_offset: np.ndarray | None = None
+    height: float | None = None
 
 
 class GaitGenerator:
@@ -77,7 +82,8 @@ class GaitGenerator:
         self.swing_ticks = np.ones(legs, dtype=np.int64)
         self.lift = np.zeros((legs, 2))
         self.landing = np.zeros((legs, 2))
-        self.apex = 0.0                        # step height for swings starting now
+        self.apex = np.zeros(legs)             # step height for swings starting now
+        self.landing_offset: np.ndarray | None = None
         self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
         self.height = params.body_height
         self.pitch = 0.0
@@ -259,13 +265,20 @@ class GaitGenerator:
 
     def _body_pose(self, cmd: GaitCommand) -> None:
         p = self.params
-        height = p.vertical_leg_height if cmd.vertical_legs else p.body_height
+        height = p.vertical_leg_height if cmd.vertical_legs else \
+            cmd.height if cmd.height is not None else p.body_height
         height = float(np.clip(height, *p.height_range))
         self.height += np.clip(height - self.height, -HEIGHT_RATE * self.dt, HEIGHT_RATE * self.dt)
         pitch = float(np.clip(cmd.pitch, -p.pitch_limit, p.pitch_limit))
         self.pitch += np.clip(pitch - self.pitch, -PITCH_RATE * self.dt, PITCH_RATE * self.dt)
         assert self.gait is not None
-        self.apex = cmd.gait.step_height(cmd.step_height) if not self.gait.stand else 0.0
+        if self.gait.stand:
+            self.apex[:] = 0.0
+        elif cmd.leg_heights is not None:
+            self.apex[:] = np.clip(cmd.leg_heights, 0.0, 0.06 * cmd.gait.step_ratio)
+        else:
+            self.apex[:] = cmd.gait.step_height(cmd.step_height)
+        self.landing_offset = cmd.landing_offset
 
     def _legs(self, schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
         timing = self.timing
@@ -295,13 +308,15 @@ class GaitGenerator:
             self.swing_tick[start] = 0
             self.swing_ticks[start] = np.maximum(1, run_len[start] - run_start[start])
             self.lift[start] = self.feet[start]
-            self.swing_apex[start] = self.apex
+            self.swing_apex[start] = self.apex[start]
 
         # Landing points follow the current velocity (Raibert heuristic).
         half = self._half_stance(timing)
         nominal = self.nominal
         self.landing[:, 0] = nominal[:, 0] + half * (vx - wz * nominal[:, 1])
         self.landing[:, 1] = nominal[:, 1] + half * (vy + wz * nominal[:, 0])
+        if self.landing_offset is not None:
+            self.landing += self.landing_offset
         # Never aim outside the reachable half-stride (a velocity change can).
         rx, ry = self.params.half_stride
         reach = np.hypot((self.landing[:, 0] - nominal[:, 0]) / rx,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable, Optional
 
-from controller.block import FROM_COMMAND, FROM_INJECTED, Block, filler_for
+from controller.block import FROM_COMMAND, FROM_INJECTED, FROM_MOTION, Block, filler_for
 
 TRANSITIONING = 1
 MOTION = 62
@@ -90,7 +90,7 @@ class CommandQueue:
             if (front.mode == 11 and front.gait_id == USER_GAIT) or self.motion_trigger > 0:
                 self.remaining = max(0, self.remaining - 1)
             if not self.blocks:
-                if front.source == FROM_COMMAND:
+                if front.source in (FROM_COMMAND, FROM_MOTION):
                     self.motion_trigger = 0
                 self.blocks.append(filler_for(front))
             self.timer = 0

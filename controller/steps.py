@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.block import Block
+from controller.block import FROM_MOTION, Block
 from controller.sequence import (
     COMMAND_FIELDS,
     FieldError,
@@ -47,12 +47,9 @@ from controller.sequence import (
 TICK_MS = 2.0          # one control tick (SPEC conventions)
 MAX_STEPS = 1000       # the command queue holds 1024 blocks (controller.queue)
 
-# Source of blocks made from a step list. It is not controller.block.FROM_COMMAND,
-# so the queue can tell them apart, but note SPEC §4.3: when the last step of a
-# motion expires into an empty queue the motion trigger must clear, and
-# CommandQueue.process() clears it only for FROM_COMMAND today. The integrator
-# either treats FROM_MOTION like FROM_COMMAND there or passes source=FROM_COMMAND.
-FROM_MOTION = "motion"
+# Blocks made from a step list carry controller.block.FROM_MOTION: the queue
+# treats them as commands (the motion trigger clears when the last one expires,
+# SPEC §4.3) while logs and tools can tell them apart.
 
 Fields = dict[str, Any]
 

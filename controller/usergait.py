@@ -1,8 +1,8 @@
 """Uploaded user gaits (SPEC §8): Gait Def, Gait Params and the usergait packing.
 
 * `parse_gait_def` reads the line-oriented contact timetable of SPEC §8.2 into
-  a `GaitDef`, whose `leg_phases(t)` tells the gait generator, per leg, stance
-  or swing and how far through the current interval it is.
+  a `GaitDef`, whose `contact_table()` is the per-segment stance/swing table
+  that controller.gait_table.GaitDefinition turns into per-leg runs and phases.
 * `parse_gait_params` reads the uploaded "full" step list of SPEC §8.3 into
   queue blocks, refusing (StepError) what the reference aborts on (SPEC §11).
 * `usergait_step_to_fields` packs the human-friendly `type = "usergait"` step
@@ -18,12 +18,14 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from controller.block import Block
+from controller.gait_table import from_sections
 from controller.steps import (
     FROM_MOTION,
     TICK_MS,
@@ -72,29 +74,11 @@ class GaitSection:
 
 
 @dataclass(frozen=True)
-class LegPhase:
-    stance: bool         # foot on the ground
-    phase: float         # fraction of the current stance or swing interval elapsed, [0, 1)
-    duration_s: float    # length of that whole interval, s
-
-
-@dataclass(frozen=True)
-class _Interval:
-    start: int           # segment where it begins, in [0, period)
-    length: int          # segments; start + length may pass the period (it wraps)
-    stance: bool
-
-
-@dataclass(frozen=True)
 class GaitDef:
     """A cyclic contact timetable. `period_segments` is the sum of the sections."""
 
     sections: tuple[GaitSection, ...]
     period_segments: int = field(init=False)
-    # Per leg, its contiguous stance/swing intervals over one cycle, merged
-    # across section boundaries and around the wrap; starts ascending.
-    _intervals: tuple[tuple[_Interval, ...], ...] = field(init=False, repr=False, compare=False)
-    _starts: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sections = tuple(self.sections)
@@ -108,58 +92,18 @@ class GaitDef:
                                f"({MAX_PERIOD_SEGMENTS * SEGMENT_S:g} s) are allowed")
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "period_segments", period)
-        intervals = tuple(_leg_intervals(sections, leg) for leg in range(4))
-        object.__setattr__(self, "_intervals", intervals)
-        object.__setattr__(self, "_starts", tuple(tuple(iv.start for iv in leg) for leg in intervals))
 
     @property
     def period_s(self) -> float:
         return self.period_segments * SEGMENT_S
 
-    def leg_phases(self, t: float) -> tuple[LegPhase, LegPhase, LegPhase, LegPhase]:
-        """Per leg (FR, FL, RR, RL), at `t` seconds since the gait started."""
-        pos = self._cycle_position(t)
-        fr, fl, rr, rl = (self._phase(leg, pos) for leg in range(4))
-        return fr, fl, rr, rl
+    def contact_table(self) -> np.ndarray:
+        """The (period_segments, 4) bool contact table, True = stance, legs FR, FL, RR, RL.
 
-    def contact_at(self, t: float) -> Contact:
-        fr, fl, rr, rl = (p.stance for p in self.leg_phases(t))
-        return fr, fl, rr, rl
-
-    def _cycle_position(self, t: float) -> float:
-        if not (math.isfinite(t) and t >= 0.0):
-            raise ValueError(f"t must be a finite time >= 0 s, got {t}")
-        pos = t / SEGMENT_S
-        # A boundary time such as 0.09 s divides to 2.9999999999999996: snap it,
-        # or a tick exactly on a section boundary lands in the previous section.
-        nearest = round(pos)
-        if abs(pos - nearest) <= 1e-9 * max(1.0, pos):
-            pos = float(nearest)
-        return math.fmod(pos, self.period_segments)
-
-    def _phase(self, leg: int, pos: float) -> LegPhase:
-        i = bisect_right(self._starts[leg], pos) - 1
-        iv = self._intervals[leg][i]   # i = -1: before the first start, inside the wrapping last interval
-        elapsed = (pos - iv.start) % self.period_segments
-        return LegPhase(iv.stance, min(elapsed / iv.length, 1.0 - 1e-12), iv.length * SEGMENT_S)
-
-
-def _leg_intervals(sections: Sequence[GaitSection], leg: int) -> tuple[_Interval, ...]:
-    runs: list[_Interval] = []
-    start = 0
-    for s in sections:
-        state = s.contact[leg]
-        if runs and runs[-1].stance == state:
-            runs[-1] = _Interval(runs[-1].start, runs[-1].length + s.segments, state)
-        else:
-            runs.append(_Interval(start, s.segments, state))
-        start += s.segments
-    if len(runs) > 1 and runs[0].stance == runs[-1].stance:
-        # The last interval continues into the first across the cycle wrap.
-        last = runs.pop()
-        first = runs.pop(0)
-        runs.append(_Interval(last.start, last.length + first.length, last.stance))
-    return tuple(runs)
+        controller.gait_table.GaitDefinition turns it into per-leg stance/swing
+        runs and phases (merged across sections and around the cycle wrap).
+        """
+        return from_sections([(s.contact, s.segments) for s in self.sections], 4)
 
 
 _SECTION = "[[section]]"

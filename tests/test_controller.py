@@ -377,17 +377,24 @@ def test_shutdown_commands_the_damper(standing):
     assert standing.ctl.kernel.kp.max() == 0.0
 
 
-def test_user_gait_upload_is_answered(rig):
-    results = []
-    for text in ("# Gait Def\n[[section]]", "# Gait Params\n[[step]]", "hello"):
-        fs = msgs.file_send_lcmt()
-        fs.data = text
-        rig.raw(rig.ch["user_gait_file"], fs.encode())
-        rig.tick()
-        data = rig.last_out.get(rig.ch["user_gait_result"])
-        results.append(msgs.file_recv_lcmt.decode(data).result)
-    assert results == [0, 0, 1]
-    assert rig.ctl.user_gait["def"].startswith("# Gait Def")
+@pytest.mark.parametrize("text, result", [
+    ("# Gait Def\n[[section]]\ncontact = [1, 0, 0, 1]\nduration = 5\n", 0),
+    ("# Gait Params\n[[step]]\nmode = 11\ngait_id = 110\nduration = 1000\n", 0),
+    ("hello", 1),                                          # neither header
+    ("# Gait Params\n# nothing else\n", 1),               # no [[step]] (SPEC §11)
+    ("# Gait Params\n[[step]]\nmode = 11\nduration = 0\n", 1),  # never ends
+    ("# Gait Params\n[[step]\n", 1),                      # not TOML
+])
+def test_user_gait_uploads_are_answered_and_bad_ones_refused(rig, text, result):
+    fs = msgs.file_send_lcmt()
+    fs.data = text
+    rig.raw(rig.ch["user_gait_file"], fs.encode())
+    rig.tick()
+    data = rig.last_out.get(rig.ch["user_gait_result"])
+    assert msgs.file_recv_lcmt.decode(data).result == result
+    stored = text if result == 0 else None
+    assert rig.ctl.user_gait.get("def" if "Def" in text else "params") == stored
+    assert (rig.ctl.counters.commands_rejected == 1) == (result == 1)
 
 
 def test_foot_outside_workspace_in_posture_gives_sticky_edamp(standing):

@@ -380,3 +380,66 @@ def test_battery_trigger_fires_once_from_joint_state(walking):
             if channel == rig.ch["motion_event"]:
                 seen.append(msgs.motion_event_t.decode(payload))
     assert [(e.kind, round(e.value, 1)) for e in seen] == [(4, 21.5)]
+
+
+# -- user gaits (SPEC §8) -----------------------------------------------------------
+USER_DIR = LOCO.gaits_dir.parent / "user"
+
+
+def upload(rig: Rig, name: str) -> int:
+    fs = msgs.file_send_lcmt()
+    fs.data = (USER_DIR / name).read_text()
+    rig.raw(rig.ch["user_gait_file"], fs.encode())
+    rig.tick()
+    return msgs.file_recv_lcmt.decode(rig.last_out.get(rig.ch["user_gait_result"])).result
+
+
+def test_the_custom_gait_example_runs_as_a_motion(walking):
+    """The official example's flow: upload Def, then Params, stand, then
+    62/110 with {7, D 4000} queued behind it (discarded, SPEC §10.7)."""
+    rig = walking
+    assert upload(rig, "Gait_Def_example.toml") == 0
+    assert upload(rig, "Gait_Params_example_full.toml") == 0
+    steps = rig.ctl.user_params
+    rig.send(62, 110, duration=4320)
+    rig.send(7, 0, duration=4000)
+    rig.run(20)
+    loco = rig.ctl.fsm.state
+    assert rig.mode == 11 and loco.gen.gait.id == 110
+    assert (rig.last.mode, rig.last.gait_id) == (62, 110)
+    bars, lifts = [], []
+    total_ms = sum(b.duration for b in steps) * 2
+    for _ in range(int(total_ms / 2) + 100):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        if rig.last.mode == 62:
+            bars.append(rig.last.bar)
+        lifts.append(loco.gen.swinging.copy())
+    assert bars == sorted(bars) and bars[0] >= 1 and max(bars) == 100
+    # One leg in the air at a time, as the Def says.
+    assert max(np.sum(lifts, axis=1)) == 1 and np.any(lifts)
+    # Ends standing in 11/31 (the filler), the damper block behind 62 was dropped.
+    rig.run(600)
+    assert (rig.mode, rig.last.gait_id, rig.last.switch_status) == (11, 31, 0)
+    assert rig.ctl.odom.x > 0.3
+
+
+def test_user_gait_steps_sent_directly_drive_the_progress_counters(walking):
+    rig = walking
+    assert upload(rig, "Gait_Def_example.toml") == 0
+    rig.send(11, 110, duration=1200, step_height=[30030.0, 30030.0])
+    rig.send(11, 110, duration=1200, step_height=[30030.0, 30030.0])
+    rig.run(50)
+    assert rig.ctl.queue.total == 2
+    assert rig.last.gait_id == 110 and 1 <= rig.last.bar <= 60
+    rig.run(2400)
+    assert rig.ctl.queue.remaining == 0
+    assert np.allclose(rig.ctl.fsm.state.gen.swing_apex[rig.ctl.fsm.state.gen.swing_apex > 0], 0.03)
+
+
+def test_62_110_without_params_is_refused(walking):
+    rig = walking
+    rig.send(62, 110)
+    rig.run(100)
+    assert rig.last.switch_status == BAN_TRANS
+    assert rig.ctl.counters.last_error == \
+        "mode 62 refused: motion 110 needs Gait Params uploaded on user_gait_file"

@@ -4,9 +4,11 @@ import math
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from controller.block import Block
+from controller.gait_table import GaitDefinition
 from controller.steps import StepError, read_steps
 from controller.usergait import (
     SEGMENT_S,
@@ -27,6 +29,12 @@ from controller.usergait import (
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gaits" / "user"
 T, F = True, False
+
+
+def definition(g):
+    """The gait generator's view of a parsed Gait Def: contact table plus per-leg runs."""
+    return GaitDefinition(id=110, name="t", contact=g.contact_table(),
+                          window_min=np.zeros(3), window_max=np.zeros(3))
 
 
 def gait_def(text):
@@ -131,7 +139,9 @@ def test_def_without_a_valid_section_is_one_all_contact_segment(text):
     assert g.sections == (GaitSection((T, T, T, T), 1),)
     assert g.period_segments == 1
     assert any("no valid section" in w for w in warnings)
-    assert all(p.stance for p in g.leg_phases(12.345))
+    d = definition(g)
+    assert d.contact.shape == (1, 4) and d.contact.all()
+    assert d.run_start.tolist() == [[0, 0, 0, 0]] and d.run_length.tolist() == [[1, 1, 1, 1]]
 
 
 def test_def_without_its_header_is_read_with_a_warning():
@@ -177,80 +187,82 @@ WALK = [((1, 1, 0, 1), 3), ((0, 0, 1, 1), 2), ((0, 1, 1, 1), 2), ((1, 1, 1, 1), 
         ((1, 0, 1, 0), 4), ((1, 1, 1, 1), 2)]
 
 
+def test_contact_table_is_one_bool_row_per_segment():
+    g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
+    table = g.contact_table()
+    assert table.dtype == np.bool_ and table.shape == (g.period_segments, 4) == (14, 4)
+
+
 def test_contact_pattern_matches_the_sections_over_several_cycles():
     g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
+    d = definition(g)
+    assert d.segments == g.period_segments
     for segment in range(3 * g.period_segments):
-        for frac in (0.0, 0.5, 0.999):
-            t = (segment + frac) * SEGMENT_S
-            assert g.contact_at(t) == expected_contact(WALK, segment), (segment, frac)
+        row = tuple(bool(c) for c in d.contact[segment % d.segments])
+        assert row == expected_contact(WALK, segment), segment
 
 
-def test_a_time_exactly_on_a_boundary_is_in_the_new_section():
-    g = GaitDef((GaitSection((F, T, T, T), 3), GaitSection((T, T, T, T), 3)))
-    # 3 * 0.03 is 0.09 in decimal but 2.9999999999999996 segments in binary.
-    assert g.contact_at(3 * 0.03) == (T, T, T, T)
-    assert g.contact_at(0.09) == (T, T, T, T)
-    assert g.contact_at(0.18) == (F, T, T, T)
-    for k in range(40):
-        assert g.contact_at(k * 0.03) == ((k % 6) >= 3, T, T, T), k
+def phase(d, segment, leg):
+    """Fraction of the current stance/swing run elapsed at the start of `segment`."""
+    segment %= d.segments
+    return d.run_start[segment, leg] / d.run_length[segment, leg]
 
 
 def test_phase_runs_through_a_swing_that_spans_sections():
     # FR swings in the first two sections (5 segments), then stands for 3.
     g = GaitDef((GaitSection((F, T, T, T), 2), GaitSection((F, F, T, T), 3), GaitSection((T, T, T, T), 3)))
-    fr = [g.leg_phases(s * SEGMENT_S)[0] for s in range(8)]
-    assert [p.stance for p in fr] == [F] * 5 + [T] * 3
-    assert [p.phase for p in fr[:5]] == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8])
-    assert fr[0].duration_s == pytest.approx(0.15)
-    assert [p.phase for p in fr[5:]] == pytest.approx([0.0, 1 / 3, 2 / 3])
-    assert fr[6].duration_s == pytest.approx(0.09)
-    fl = g.leg_phases(2.5 * SEGMENT_S)[1]
-    assert not fl.stance and fl.phase == pytest.approx(0.5 / 3)
+    d = definition(g)
+    assert d.contact[:, 0].tolist() == [F] * 5 + [T] * 3
+    assert [phase(d, s, 0) for s in range(5)] == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8])
+    assert d.run_length[0, 0] * SEGMENT_S == pytest.approx(0.15)
+    assert [phase(d, s, 0) for s in range(5, 8)] == pytest.approx([0.0, 1 / 3, 2 / 3])
+    assert d.run_length[6, 0] * SEGMENT_S == pytest.approx(0.09)
+    # FL swings only in the middle section: segment 2 is the start of a 3-segment swing.
+    assert not d.contact[2, 1] and d.run_start[2, 1] == 0 and d.run_length[2, 1] == 3
+    assert phase(d, 3, 1) == pytest.approx(1 / 3)
 
 
 def test_intervals_wrap_around_the_cycle():
     # FR swings in the last and the first section: one 4-segment swing across the wrap.
     g = GaitDef((GaitSection((F, T, T, T), 2), GaitSection((T, T, T, T), 4), GaitSection((F, T, T, T), 2)))
-    at = {s: g.leg_phases(s * SEGMENT_S)[0] for s in range(16)}
-    assert not at[6].stance and at[6].phase == pytest.approx(0.0)
-    assert at[7].phase == pytest.approx(0.25)
-    assert not at[0].stance and at[0].phase == pytest.approx(0.5)
-    assert at[9].phase == pytest.approx(0.75)      # next cycle, segment 1
-    assert at[2].stance and at[2].phase == pytest.approx(0.0) and at[2].duration_s == pytest.approx(0.12)
-    assert at[14].phase == pytest.approx(0.0) and not at[14].stance
+    d = definition(g)
+    assert not d.contact[6, 0] and phase(d, 6, 0) == pytest.approx(0.0)
+    assert phase(d, 7, 0) == pytest.approx(0.25)
+    assert not d.contact[0, 0] and phase(d, 0, 0) == pytest.approx(0.5)
+    assert phase(d, 9, 0) == pytest.approx(0.75)      # next cycle, segment 1
+    assert d.run_length[0, 0] == 4 and d.run_length[7, 0] == 4
+    assert d.contact[2, 0] and phase(d, 2, 0) == pytest.approx(0.0)
+    assert d.run_length[2, 0] * SEGMENT_S == pytest.approx(0.12)
+    assert phase(d, 14, 0) == pytest.approx(0.0) and not d.contact[14 % d.segments, 0]
     # A stance wrapping the cycle: RR stands in the last and first sections.
     g = GaitDef((GaitSection((T, T, T, T), 2), GaitSection((T, T, F, T), 4), GaitSection((T, T, T, T), 2)))
-    rr = [g.leg_phases(s * SEGMENT_S)[2] for s in range(8)]
-    assert [p.stance for p in rr] == [T, T, F, F, F, F, T, T]
-    assert [p.phase for p in rr] == pytest.approx([0.5, 0.75, 0.0, 0.25, 0.5, 0.75, 0.0, 0.25])
-    assert rr[0].duration_s == pytest.approx(0.12)
+    d = definition(g)
+    assert d.contact[:, 2].tolist() == [T, T, F, F, F, F, T, T]
+    assert [phase(d, s, 2) for s in range(8)] == pytest.approx([0.5, 0.75, 0.0, 0.25, 0.5, 0.75, 0.0, 0.25])
+    assert d.run_length[0, 2] * SEGMENT_S == pytest.approx(0.12)
 
 
 def test_a_leg_always_in_stance_has_one_interval_of_the_whole_cycle():
     g = GaitDef((GaitSection((F, T, T, T), 2), GaitSection((T, T, T, T), 2)))
-    fl = g.leg_phases(3 * SEGMENT_S)[1]
-    assert fl.stance and fl.phase == pytest.approx(0.75) and fl.duration_s == pytest.approx(0.12)
+    d = definition(g)
+    assert d.contact[:, 1].all() and d.run_length[:, 1].tolist() == [4, 4, 4, 4]
+    assert phase(d, 3, 1) == pytest.approx(0.75) and d.run_length[3, 1] * SEGMENT_S == pytest.approx(0.12)
 
 
 def test_phase_is_monotonic_within_an_interval_and_below_one():
     g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
-    previous = None
-    for tick in range(2 * g.period_segments * 15):
-        phases = g.leg_phases(tick * 0.002)
-        for p in phases:
-            assert 0.0 <= p.phase < 1.0
-        if previous is not None:
-            for a, b in zip(previous, phases):
-                if a.stance == b.stance and b.phase > 0.0:
-                    assert b.phase > a.phase
-        previous = phases
-
-
-@pytest.mark.parametrize("t", [-0.001, math.nan, math.inf])
-def test_phase_needs_a_finite_non_negative_time(t):
-    g = GaitDef((GaitSection((T, T, T, T), 1),))
-    with pytest.raises(ValueError):
-        g.leg_phases(t)
+    d = definition(g)
+    for leg in range(4):
+        for segment in range(2 * d.segments):
+            assert 0.0 <= phase(d, segment, leg) < 1.0
+            if segment == 0:
+                continue
+            prev, now = (segment - 1) % d.segments, segment % d.segments
+            if d.contact[prev, leg] == d.contact[now, leg] and d.run_start[now, leg] > 0:
+                assert phase(d, segment, leg) > phase(d, segment - 1, leg)
+                assert d.run_length[now, leg] == d.run_length[prev, leg]
+            else:               # a new run starts exactly where the contact changes
+                assert d.run_start[now, leg] == 0
 
 
 # -- Gait Params -------------------------------------------------------------------
@@ -583,9 +595,11 @@ def test_the_example_gait_def_parses_cleanly_one_leg_at_a_time():
     g, warnings = gait_def(text)
     assert warnings == []
     assert g.period_segments == 40 and len(g.sections) == 8
+    d = definition(g)
+    assert d.segments == 40
     swinging = set()
     for segment in range(g.period_segments):
-        contact = g.contact_at((segment + 0.5) * SEGMENT_S)
+        contact = d.contact[segment]
         assert sum(contact) >= 3      # a walk: never more than one foot up
         swinging |= {leg for leg in range(4) if not contact[leg]}
     assert swinging == {0, 1, 2, 3}

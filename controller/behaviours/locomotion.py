@@ -18,6 +18,7 @@ from controller.block import Block
 from controller.gait import GaitCommand, GaitGenerator
 from controller.gait_table import GaitDefinition, load_gaits
 from controller.native import LINEAR
+from controller.usergait import decode_user_gait
 
 STAND = 1
 USER_GAIT = 110
@@ -47,6 +48,9 @@ class Locomotion(Behaviour):
         self.clock = BlockClock()
         self.slow_ticks = 0
         self.q_prev = np.zeros(self.cfg.num_joints)
+        self._user_block: Block | None = None
+        self._user_cmd: GaitCommand | None = None
+        self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
 
     def _all_gaits(self) -> dict[int, GaitDefinition]:
         return {**self.gaits, **self.user_gaits}
@@ -90,9 +94,26 @@ class Locomotion(Behaviour):
             else:
                 wanted = self.gaits[self.loco.leave_gait]
             return GaitCommand(wanted, np.zeros(3), block.step_height[0], 0.0)
+        if block.gait_id in self.user_gaits:
+            return self._user_gait_command(wanted, block)
         return GaitCommand(wanted, np.asarray(block.vel_des, dtype=float),
                            float(block.step_height[0]), float(block.rpy_des[1]),
                            bool(block.value & VERTICAL_LEGS))
+
+    def _user_gait_command(self, gait: GaitDefinition, block: Block) -> GaitCommand:
+        """A user-gait step's packed fields (SPEC §8.4), decoded once per block."""
+        if self._user_block is not block:
+            params = decode_user_gait(block)
+            self._user_block = block
+            self._user_cmd = GaitCommand(
+                gait, np.array(params.body_velocity), 0.0, params.pitch,
+                bool(block.value & VERTICAL_LEGS),
+                leg_heights=np.array(params.step_heights),
+                landing_offset=np.array(params.landing_offsets),
+                height=params.body_height)
+            if params.sanitised:
+                self.sanitised = params.sanitised
+        return self._user_cmd
 
     def run(self, ctx: TickContext) -> None:
         gen = self.gen
