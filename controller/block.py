@@ -43,7 +43,7 @@ class Block:
     # A fresh id per block, so behaviours can tell a new block from the same one.
     uid: int = field(default_factory=lambda: next(_block_ids), compare=False)
 
-    def again(self, **changes: Any) -> "Block":
+    def again(self, **changes: Any) -> Block:
         """A copy with changes, as a new block (new uid)."""
         return replace(self, uid=next(_block_ids), **changes)
 

@@ -135,7 +135,7 @@ class _Reader:
         place = f"{self.where}.{key}" if self.where else key
         return ConfigError(f"{self.path}: {place}: {reason}")
 
-    def sub(self, key: str) -> "_Reader":
+    def sub(self, key: str) -> _Reader:
         value = self.get(key, dict)
         return _Reader(self.path, value, f"{self.where}.{key}" if self.where else key)
 

@@ -28,7 +28,7 @@ from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.block import FROM_GOAL, FROM_MOTOR, FROM_TIMEOUT, Block
 from controller.config import Config
-from controller.fsm import BAN_TRANS, ESTOP, EDAMP, NORMAL, Fsm
+from controller.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.gait_table import GaitDefinition
 from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake

@@ -6,7 +6,7 @@ behaviour can forget one.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 

@@ -3,7 +3,7 @@ and the motion progress counters."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from controller.block import FROM_COMMAND, FROM_INJECTED, FROM_MOTION, Block, filler_for
 
@@ -14,7 +14,7 @@ LIE_SIDE_GAITS = (17, 18)
 LIE_SIDE_STAND_TICKS = 4
 
 # Expands a mode-62 block into its steps; None when the motion is unknown.
-MotionExpander = Callable[[Block], Optional[list[Block]]]
+MotionExpander = Callable[[Block], list[Block] | None]
 
 
 class CommandQueue:

@@ -16,14 +16,13 @@ the robot. Pure: no sockets, no clock.
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from controller.msgs import robot_control_cmd_lcmt
-
-import tomllib
 
 INT8_RANGE = (-128, 127)
 INT32_RANGE = (-(2**31), 2**31 - 1)

@@ -2,10 +2,10 @@
 life_count, timeout, queue timing, transitions, progress and response cadence."""
 import numpy as np
 import pytest
+from harness import Rig, command
 
 from controller import msgs
 from controller.fsm import BAN_TRANS
-from harness import Rig, command
 
 DONE, TRANSITIONING = 0, 1
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import lcm
 import pytest
+from harness import command
 
 from controller import msgs
 from controller.config import load_config
-from harness import command
 
 pytestmark = pytest.mark.udpm
 

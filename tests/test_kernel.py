@@ -1,9 +1,9 @@
 """The C kernel against the numpy reference, and the properties each profile promises."""
 import numpy as np
 import pytest
+from kernel_reference import evaluate
 
 from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
-from kernel_reference import evaluate
 
 FIELDS = ("t0", "dur", "q0", "q1", "v0", "v1", "profile", "g_t0", "g_dur", "kp0", "kp1",
           "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max", "step_max")

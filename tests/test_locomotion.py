@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from harness import Rig
 
 from controller import msgs
 from controller.config import load_config
 from controller.gait import GaitCommand, GaitGenerator
 from controller.gait_table import GaitError, load_gait, load_gaits
 from controller.kinematics import QuadrupedKinematics
-from harness import Rig
 
 CFG = load_config()
 KIN = QuadrupedKinematics(CFG.geometry)

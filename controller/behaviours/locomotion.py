@@ -13,7 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, BlockClock, Robot, TickContext, percent
+from controller.behaviours.base import (
+    Behaviour,
+    BlockClock,
+    Robot,
+    TickContext,
+    percent,
+)
 from controller.block import Block
 from controller.gait import GaitCommand, GaitGenerator
 from controller.gait_table import GaitDefinition, load_gaits
