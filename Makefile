@@ -14,7 +14,7 @@ MSGS       := controller/msgs/__init__.py
 DEPS_STAMP := $(VENV)/.deps-installed
 KERNEL_STAMP := controller/.kernel-built
 
-.PHONY: all build run sim test system-deps types kernel clean distclean
+.PHONY: all build run sim test bench system-deps types kernel clean distclean
 
 all: build
 
@@ -27,6 +27,11 @@ run: build
 # whole suite runs inside a fresh network namespace (tests/netns.sh).
 test: build
 	tests/netns.sh $(PY) -m pytest -q $(ARGS)
+
+# Benchmarks report medians and ratios against a baseline measured in the same
+# run. They open no sockets; any that does must run under tests/netns.sh.
+bench: build
+	@for b in tests/bench/*_bench.py; do $(PY) $$b || exit 1; done
 
 # The lcm wheel links against glib's shared library (Debian: libglib2.0-0);
 # the tests need unshare (util-linux) and ip (iproute2).

@@ -80,7 +80,7 @@ class GaitDefinition:
 
     def step_height(self, commanded: float) -> float:
         """The swing apex for a commanded step_height[0] (SPEC §6.4)."""
-        return float(np.clip(commanded * self.step_ratio, self.step_min, 0.06 * self.step_ratio))
+        return min(max(commanded * self.step_ratio, self.step_min), 0.06 * self.step_ratio)
 
     def inside_window(self, v: np.ndarray, slack: float = 1e-9) -> bool:
         return bool(np.all(v >= self.window_min - slack) and np.all(v <= self.window_max + slack))

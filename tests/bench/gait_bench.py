@@ -1,0 +1,116 @@
+"""Per-tick cost of the gait generators (issue 3), for `make bench`.
+
+Measures, on this machine and in this run:
+
+* baseline: one C kernel step for the same number of joints (the fixed cost
+  every tick pays whatever the mode);
+* quadruped (12 joints): GaitGenerator.step + leg IK, trotting (gait 3) at
+  0.4 m/s while turning;
+* humanoid (20 joints, 12 driven): QuinticWalk.step + joint_targets, walking
+  at 0.1 m/s.
+
+Each figure is the median over REPEATS runs of the mean over TICKS ticks, in
+microseconds, and its ratio to the baseline of the same joint count. No
+network is opened.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from controller.biped_walk import QuinticWalk, load_walk_params  # noqa: E402
+from controller.config import load_config  # noqa: E402
+from controller.gait import GaitCommand, GaitGenerator  # noqa: E402
+from controller.gait_table import load_gaits  # noqa: E402
+from controller.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics  # noqa: E402
+from controller.kinematics import QuadrupedKinematics  # noqa: E402
+from controller.native import Kernel  # noqa: E402
+
+TICKS = 2000
+REPEATS = 7
+
+
+def per_tick_us(setup, tick) -> float:
+    runs = []
+    for _ in range(REPEATS):
+        state = setup()
+        t0 = time.perf_counter()
+        for _ in range(TICKS):
+            tick(state)
+        runs.append((time.perf_counter() - t0) / TICKS * 1e6)
+    return statistics.median(runs)
+
+
+def kernel_baseline(n: int) -> float:
+    def setup():
+        k = Kernel(np.full(n, -3.0), np.full(n, 3.0), np.full(n, 30.0), step_max=0.06)
+        k.move(np.zeros(n), np.ones(n), 0.0, 1.0)
+        return [k, 0.0]
+
+    def tick(state):
+        state[1] += 0.002
+        state[0].step(state[1])
+    return per_tick_us(setup, tick)
+
+
+def quadruped() -> float:
+    cfg = load_config(ROOT / "config" / "cyberdog2.yaml")
+    kin = QuadrupedKinematics(cfg.geometry)
+    gaits = load_gaits(cfg.locomotion.gaits_dir, 4)
+    q0 = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))[0]
+    cmd = GaitCommand(gaits[3], np.array([0.4, 0.0, 0.3]), 0.05, 0.0)
+
+    def setup():
+        gen = GaitGenerator(kin, cfg.locomotion, cfg.dt, gaits)
+        gen.start(q0, gaits[1])
+        for _ in range(500):            # reach steady trotting first
+            gen.step(cmd)
+        return gen
+
+    def tick(gen):
+        kin.inverse(gen.step(cmd))
+    return per_tick_us(setup, tick)
+
+
+def humanoid() -> float:
+    path = ROOT / "config" / "humanoid20.yaml"
+    data = yaml.safe_load(path.read_text())
+    kin = HumanoidLegKinematics(HumanoidGeometry.from_mapping(data["geometry"]))
+    params = load_walk_params(path.parent / data["walk"])
+    velocity = (0.1, 0.0, 0.0)
+
+    def setup():
+        walk = QuinticWalk(params, kin)
+        walk.reset(standing=True)
+        for _ in range(500):
+            walk.step(0.002, velocity)
+        return walk
+
+    def tick(walk):
+        walk.joint_targets(walk.step(0.002, velocity))
+    return per_tick_us(setup, tick)
+
+
+def main() -> None:
+    rows = []
+    for name, joints, fn in (("quadruped trot (gait 3)", 12, quadruped),
+                             ("humanoid quintic walk", 20, humanoid)):
+        base = kernel_baseline(joints)
+        cost = fn()
+        rows.append((name, joints, cost, base))
+    print(f"gait generator per tick: median of {REPEATS} runs x {TICKS} ticks")
+    print(f"{'generator':26} {'joints':>6} {'us/tick':>9} {'kernel us':>10} {'ratio':>7}")
+    for name, joints, cost, base in rows:
+        print(f"{name:26} {joints:6d} {cost:9.1f} {base:10.2f} {cost / base:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
