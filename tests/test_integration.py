@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import lcm
+import numpy as np
 import pytest
 from harness import command
 
@@ -328,3 +329,54 @@ def test_motionctl_plays_the_example_sequence(daemon):
     order = [(12, 0), (21, 0), (21, 5), (7, 1)]
     positions = [seen.index(m) for m in order]
     assert positions == sorted(positions), seen
+
+
+def test_trot_advances_global_to_robot_at_50_hz_and_a_goal_stops_on_target(daemon):
+    """The issue's user story over real LCM: trot forward while turning, the
+    odometry on global_to_robot advances at the limited velocity at 50 Hz;
+    then `motionctl goal move` walks 0.5 m and reports reached."""
+    _, client = daemon
+    odom: list[tuple[int, msgs.localization_lcmt]] = []
+    lock = threading.Lock()
+
+    def on_odom(_ch, data):
+        with lock:
+            odom.append((time.monotonic_ns(), msgs.localization_lcmt.decode(data)))
+    client.rx["joint"].subscribe(CH["global_to_robot"], on_odom)
+    stand(client)
+    client.send(11, 3, vel_des=[0.4, 0.0, 0.3], step_height=[0.05, 0.05])
+    client.wait_for(lambda r: r.mode == 11 and r.gait_id == 3 and r.switch_status == 0, 3)
+    client.hold(3.0)
+    with lock:
+        window = [m for t, m in odom if t >= odom[-1][0] - 2_000_000_000]
+    rate = (len(window) - 1) / ((window[-1].timestamp - window[0].timestamp) / 1e9)
+    assert 49.0 <= rate <= 51.0
+    assert window[-1].vBody[0] == pytest.approx(0.4, abs=1e-6)
+    assert window[-1].omegaBody[2] == pytest.approx(0.3, abs=1e-6)
+    # Speed along the path over the last 2 s equals the commanded 0.4 m/s.
+    path = sum(np.hypot(b.xyz[0] - a.xyz[0], b.xyz[1] - a.xyz[1])
+               for a, b in zip(window, window[1:]))
+    elapsed = (window[-1].timestamp - window[0].timestamp) / 1e9
+    assert path / elapsed == pytest.approx(0.4, rel=0.01)
+
+    client.send(11, 1)                        # stand in locomotion, then the goal
+    client.wait_for(lambda r: r.mode == 11 and r.gait_id == 1 and r.switch_status == 0, 5)
+    with lock:
+        x0 = odom[-1][1].xyz
+        yaw0 = odom[-1][1].rpy[2]
+    # Heartbeats (same life_count) keep the command timeout quiet while
+    # motionctl starts; they do not pre-empt the goal.
+    goal = subprocess.Popen([sys.executable, "-m", "controller.cli.motionctl", "goal", "move",
+                             "0.5", "--timeout", "10"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while goal.poll() is None and time.monotonic() < deadline:
+        client.hold(0.1)
+    out = goal.communicate(timeout=5)[0]
+    assert goal.returncode == 0, out
+    time.sleep(0.3)                           # braking is over well within this
+    with lock:
+        x1 = odom[-1][1].xyz
+    travelled = np.hypot(x1[0] - x0[0], x1[1] - x0[1])
+    assert travelled == pytest.approx(0.5, abs=0.02)
+    assert abs(np.arctan2(x1[1] - x0[1], x1[0] - x0[0]) - yaw0) < 0.05
