@@ -24,8 +24,8 @@ All timing is in whole ticks.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +42,7 @@ MIN_SWING_SHARE = 0.5       # a late-starting swing keeps at least this share of
 
 def _clamp(x: float, lo: float, hi: float) -> float:
     """Scalar clip (np.clip costs microseconds on a scalar; this runs every tick)."""
-    return lo if x < lo else hi if x > hi else x
+    return lo if x < lo else min(x, hi)
 
 
 def min_jerk(s: np.ndarray | float) -> np.ndarray | float:

@@ -26,13 +26,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.biped_walk import QuinticWalk, load_walk_params  # noqa: E402
-from controller.config import load_config  # noqa: E402
-from controller.gait import GaitCommand, GaitGenerator  # noqa: E402
-from controller.gait_table import load_gaits  # noqa: E402
-from controller.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics  # noqa: E402
-from controller.kinematics import QuadrupedKinematics  # noqa: E402
-from controller.native import Kernel  # noqa: E402
+from controller.biped_walk import QuinticWalk, load_walk_params
+from controller.config import load_config
+from controller.gait import GaitCommand, GaitGenerator
+from controller.gait_table import load_gaits
+from controller.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics
+from controller.kinematics import QuadrupedKinematics
+from controller.native import Kernel
 
 TICKS = 2000
 REPEATS = 7
