@@ -55,6 +55,9 @@ class Locomotion(Behaviour):
         self.slow_ticks = 0
         self.q_prev = np.zeros(self.cfg.num_joints)
         self._user_block: Block | None = None
+        self._stance_kp, self._stance_kd = robot.gains("stance")
+        self._swing_kp, self._swing_kd = robot.gains("swing")
+        self._gain_pattern = np.zeros(self.legs, dtype=bool)
         self._user_cmd: GaitCommand | None = None
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
 
@@ -85,6 +88,7 @@ class Locomotion(Behaviour):
         self.clock = BlockClock()
         self.slow_ticks = 0
         self.run(ctx)
+        self._gains(force=True)
 
     def _command(self, ctx: TickContext) -> GaitCommand:
         block = ctx.block
@@ -135,11 +139,16 @@ class Locomotion(Behaviour):
         self._gains()
         self.slow_ticks = self.slow_ticks + 1 if gen.speed() <= self.loco.leave_speed else 0
 
-    def _gains(self) -> None:
-        skp, skd = self.robot.gains("stance")
-        wkp, wkd = self.robot.gains("swing")
-        swing = np.repeat(self.gen.swinging, 3)
-        self.kernel.set_gains(np.where(swing, wkp, skp), np.where(swing, wkd, skd))
+    def _gains(self, force: bool = False) -> None:
+        """Stance gains on legs on the ground, swing gains on lifted ones; the
+        kernel is only told when a leg changes between the two."""
+        swinging = self.gen.swinging
+        if not force and np.array_equal(swinging, self._gain_pattern):
+            return
+        self._gain_pattern = swinging.copy()
+        swing = np.repeat(swinging, 3)
+        self.kernel.set_gains(np.where(swing, self._swing_kp, self._stance_kp),
+                              np.where(swing, self._swing_kd, self._stance_kd))
 
     def ready(self) -> bool:
         gen = self.gen
