@@ -151,10 +151,11 @@ class Fsm:
     def _pre_check(self, ctx: TickContext) -> None:
         if self.operating in (ESTOP, EDAMP):
             return   # keep the bits that caused it
-        if not self.state.checks_foot_workspace:
+        workspace = self.state.foot_workspace()
+        if workspace is None:
             self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
             return
-        bits = self._foot_workspace_bits(ctx)
+        bits = self._foot_workspace_bits(ctx, *workspace)
         self.footpos_error = bits
         if bits:
             self.operating = EDAMP
@@ -166,7 +167,7 @@ class Fsm:
             self.state = damper
             damper.enter_passive(ctx)
 
-    def _foot_workspace_bits(self, ctx: TickContext) -> int:
+    def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
         """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""
         kin = self.state.robot.kin
         legs = len(kin.hip)
@@ -174,9 +175,9 @@ class Fsm:
         reach = kin.reach
         bits = 0
         for i, (x, _y, z) in enumerate(feet):
-            if abs(x) > reach * np.sin(np.radians(60.0)):
+            if abs(x) > reach * np.sin(np.radians(x_angle_deg)):
                 bits |= 1 << (3 * i)
-            if z > -reach / 12.0 or np.hypot(x, z) > reach + 1e-3:
+            if z > -reach * z_share or np.hypot(x, z) > reach + 1e-3:
                 bits |= 1 << (3 * i + 2)
         return bits
 

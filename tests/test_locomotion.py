@@ -443,3 +443,19 @@ def test_62_110_without_params_is_refused(walking):
     assert rig.last.switch_status == BAN_TRANS
     assert rig.ctl.counters.last_error == \
         "mode 62 refused: motion 110 needs Gait Params uploaded on user_gait_file"
+
+
+def test_a_foot_outside_its_workspace_while_walking_gives_edamp(walking):
+    """SPEC §5.8 in mode 11: a measured foot above -L/6 (here a folded leg)."""
+    rig = walking
+    rig.send(11, 3, vel_des=[0.2, 0, 0])
+    rig.run(500)
+    assert rig.ctl.fsm.footpos_error == 0            # normal walking never trips it
+    js = msgs.joint_state_t()
+    js.num_joints = 12
+    js.position = list(rig.robot.q[:9]) + [0.0, -2.79, 0.6]  # RL foot swung up above its hip
+    js.velocity, js.torque = [0.0] * 12, [0.0] * 12
+    rig.raw(rig.ch["joint_state"], js.encode())
+    rig.tick()
+    assert rig.ctl.last_reported[2] == 3 and rig.mode == 7           # EDAMP
+    assert rig.ctl.fsm.footpos_error == 1 << 11                      # RL z

@@ -96,8 +96,6 @@ class Behaviour:
     mode: int = -1
     # A re-request of this mode does not cancel a pending transition (SPEC §5.6).
     keeps_target = False
-    # Safety checks the FSM runs for this state (SPEC §5.8).
-    checks_foot_workspace = False
 
     def __init__(self, robot: Robot) -> None:
         self.robot = robot
@@ -109,6 +107,12 @@ class Behaviour:
 
     def run(self, ctx: TickContext) -> None:
         """One tick of control in the Normal operating mode."""
+
+    def foot_workspace(self) -> tuple[float, float] | None:
+        """The foot-workspace check the FSM runs for this state (SPEC §5.8):
+        None, or (largest |x| as a leg angle in degrees, share s: each foot
+        must stay below -s x leg length)."""
+        return None
 
     def refuses(self, block: Block) -> str | None:
         """Why this state cannot carry out `block` (e.g. an unknown gait), or None."""

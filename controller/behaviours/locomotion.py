@@ -27,6 +27,7 @@ from controller.native import LINEAR
 from controller.usergait import decode_user_gait
 
 STAND = 1
+BOUND = 7
 USER_GAIT = 110
 FIRST_MOTION_GAIT = 50        # gaits >= 50 leave at their next boundary, no extra cycle
 LIMIT_MARGIN = 0.02           # rad inside the joint limits
@@ -70,6 +71,11 @@ class Locomotion(Behaviour):
 
     def gait(self, gait_id: int) -> GaitDefinition | None:
         return self.user_gaits.get(gait_id) or self.gaits.get(gait_id)
+
+    def foot_workspace(self) -> tuple[float, float]:
+        """SPEC §5.8: x within L sin 60 deg (45 in bound), z below -L/6 (-L/12 in bound)."""
+        gait = self.gen.gait
+        return (45.0, 1.0 / 12.0) if gait is not None and gait.id == BOUND else (60.0, 1.0 / 6.0)
 
     def refuses(self, block: Block) -> str | None:
         if block.mode == self.mode and self.gait(block.gait_id) is None:

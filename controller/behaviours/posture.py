@@ -51,7 +51,9 @@ def quintic(s: float) -> float:
 class QpStand(Behaviour):
     mode = 3
     keeps_target = True
-    checks_foot_workspace = True
+
+    def foot_workspace(self) -> tuple[float, float]:
+        return 60.0, 1.0 / 12.0
 
     def enter(self, ctx: TickContext) -> None:
         kin = self.robot.kin
