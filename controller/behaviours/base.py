@@ -30,8 +30,9 @@ class Robot:
         return self.cfg.dt
 
     def gains(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The named gain set, per joint (config/<robot>.yaml `gains`)."""
         g = self.cfg.gains[name]
-        return self.cfg.per_joint(g.kp), self.cfg.per_joint(g.kd)
+        return g.kp, g.kd
 
     def inside_limits(self, q: np.ndarray, margin: float, fallback: np.ndarray) -> np.ndarray:
         """q clipped `margin` rad inside the joint limits; NaN replaced by `fallback`."""
