@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.behaviours.base import MotorCommand, Robot, TickContext
+from controller.behaviours.base import MotorCommand, TickContext, make_robot
 from controller.behaviours.damper import Damper
 from controller.behaviours.locomotion import Locomotion
 from controller.behaviours.motor import MotorCtrl
@@ -32,7 +32,6 @@ from controller.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.gait_table import GaitDefinition
 from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake
-from controller.kinematics import QuadrupedKinematics
 from controller.logs import RateLimit, get_logger
 from controller.native import Kernel
 from controller.odometry import Odometry
@@ -110,11 +109,11 @@ class Controller:
         self.epoch_offset_ns = epoch_offset_ns
         self.shutting_down = False
         self.log = get_logger("motiond.controller")
-        self.kin = QuadrupedKinematics(cfg.geometry)
         # No joint target moves faster than its velocity limit, even when a
         # command or a segment would make it jump.
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
-        self.robot = Robot(cfg, self.kin, self.kernel)
+        self.robot = make_robot(cfg, self.kernel)
+        self.kin = self.robot.kin
         kinds = BEHAVIOURS + ((Locomotion,) if cfg.locomotion is not None else ())
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds})
         self.queue = CommandQueue(expand_motion=self._expand_motion)

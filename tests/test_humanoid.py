@@ -254,6 +254,21 @@ def test_ik_fk_round_trip_on_random_reachable_poses(kin, limits):
     assert checked > 300
 
 
+def test_sole_jacobian_matches_finite_differences(kin, limits):
+    rng = np.random.default_rng(2)
+    for side in LEG_SIDES:
+        for _ in range(5):
+            q = random_leg(rng, limits, side)
+            sole, jac = kin.sole_jacobian(q, side)
+            np.testing.assert_allclose(sole, kin.forward(q, side).position, atol=1e-12)
+            h = 1e-6
+            for i in range(6):
+                dq = np.zeros(6)
+                dq[i] = h
+                diff = (kin.forward(q + dq, side).position - kin.forward(q - dq, side).position) / (2 * h)
+                np.testing.assert_allclose(jac[:, i], diff, atol=1e-7)
+
+
 @pytest.mark.parametrize("target", [
     (0.0, 0.0, -1.0),    # far below
     (0.6, -0.3, -0.2),   # far out in front
