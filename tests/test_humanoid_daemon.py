@@ -264,3 +264,25 @@ def test_motor_ctrl_is_not_available(standing: Rig) -> None:
     rig.send(15)
     rig.run(40)
     assert rig.mode == 12 and rig.last.switch_status == 5
+
+
+def test_a_motion_goal_walks_the_humanoid_and_stops_with_both_feet_down(standing: Rig) -> None:
+    rig = standing
+    goal = msgs.motion_goal_t()
+    goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 7, 0.4, 20.0   # MOVE_DISTANCE
+    rig.raw(rig.ch["motion_goal"], goal.encode())
+    events: list = []
+    for _ in range(10000):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        events += [msgs.motion_event_t.decode(data) for _, ch, data in rig.last_out.messages
+                   if ch == rig.ch["motion_event"]]
+        if any(e.kind == 1 for e in events):
+            break
+    assert [(e.goal_id, e.kind, e.reason) for e in events] == [(7, 5, 0), (7, 1, 1)]   # REACHED
+    assert rig.last.gait_id == rig.cfg.walk.default_gait
+    rig.run(1500)
+    assert rig.ctl.fsm.state.walk.is_stopped() and rig.last.gait_id == 1
+    # The walk closes with one more step after the goal: up to half a step past.
+    params = rig.cfg.walk.params
+    half_step = params.velocity_max[0] * params.step_duration / 2
+    assert 0.4 - 0.01 <= rig.ctl.odom.x <= 0.4 + half_step
