@@ -14,6 +14,13 @@ from typing import Any
 import numpy as np
 import yaml
 
+from controller.biped_walk import WalkParams, load_walk_params
+from controller.humanoid_kinematics import (
+    LEG_SIDES,
+    HumanoidConfigError,
+    HumanoidGeometry,
+)
+
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
 
@@ -24,7 +31,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Gains:
-    kp: np.ndarray  # per joint type (abad, hip, knee)
+    kp: np.ndarray  # per joint, wire order
     kd: np.ndarray
 
 
@@ -85,6 +92,29 @@ class LocomotionConfig:
 
 
 @dataclass(frozen=True)
+class WalkConfig:
+    """Mode 11 on a biped: the quintic walk (controller/biped_walk.py) and the
+    gait ids it answers. Gait 1 stands (the walk stops with both feet down);
+    `walk_gaits` walk; any other id is refused."""
+    path: Path
+    params: WalkParams
+    walk_gaits: frozenset[int]
+    default_gait: int
+    goal_profile: tuple[float, float, float]  # m/s^2, m/s, rad/s
+
+
+# Poses each kind needs: the damper's lie-down target, the sim's start pose,
+# and for the humanoid the stand-up's waypoint and goal.
+REQUIRED_POSES = {"quadruped": ("fold", "lie"), "humanoid": ("fold", "crouch", "stand", "lie")}
+REQUIRED_GAINS = {
+    "quadruped": ("pose", "pose_swing_compliant", "recovery", "lie_down", "damper",
+                  "motor_ctrl_lost", "posture", "stance", "swing"),
+    "humanoid": ("pose", "recovery", "lie_down", "damper", "walk"),
+}
+HUMANOID_LEG_GROUPS = ("right_leg", "left_leg")   # joints 0-5 and 6-11, IK order
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -98,16 +128,17 @@ class Config:
     q_min: np.ndarray
     q_max: np.ndarray
     v_max: np.ndarray
-    torque_limit: float
-    geometry: Geometry
-    fold_pose: np.ndarray    # (joints,)
-    lie_pose: np.ndarray     # (joints,)
+    torque_limit: np.ndarray             # N m per joint
+    geometry: Geometry | HumanoidGeometry   # the kind's leg geometry
+    poses: dict[str, np.ndarray]         # name -> (joints,)
     stand_height: float
     stand_com_x: float
     gains: dict[str, Gains]
-    motor_ctrl_mutation_limit: np.ndarray  # rad per joint type
-    motor_ctrl_limit_margin: float
-    locomotion: LocomotionConfig | None = None
+    pose_height_range: tuple[float, float]   # mode 21 gait 5 clamps the height into it
+    motor_ctrl_mutation_limit: np.ndarray | None = None  # rad per joint; None: no mode 15
+    motor_ctrl_limit_margin: float = 0.0
+    locomotion: LocomotionConfig | None = None   # quadruped gait generator
+    walk: WalkConfig | None = None               # biped walk
     sim: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -118,9 +149,14 @@ class Config:
     def dt(self) -> float:
         return 1.0 / self.tick_hz
 
-    def per_joint(self, per_type: np.ndarray) -> np.ndarray:
-        """Tile a per-joint-type vector (abad, hip, knee) over every leg."""
-        return np.tile(np.asarray(per_type, dtype=float), len(self.legs))
+    @property
+    def fold_pose(self) -> np.ndarray:
+        return self.poses["fold"]
+
+    @property
+    def lie_pose(self) -> np.ndarray:
+        """The active lie-down target of mode 7 gait 1 (SPEC §6.5)."""
+        return self.poses["lie"]
 
 
 class _Reader:
@@ -211,20 +247,31 @@ def _load_fsm(path: Path) -> FsmTable:
     return FsmTable(names, immediate, when_ready)
 
 
-def _gains(r: _Reader) -> dict[str, Gains]:
-    out = {}
-    g = r.sub("gains")
-    for name in g.data:
-        e = g.sub(name)
-        kp, kd = e.vector("kp", 3), e.vector("kd", 3)
-        if (kp < 0).any() or (kd < 0).any():
-            raise e.fail("kp", "gains must not be negative")
-        out[name] = Gains(kp, kd)
-    for needed in ("pose", "pose_swing_compliant", "recovery", "lie_down", "damper",
-                   "motor_ctrl_lost", "posture", "stance", "swing"):
-        if needed not in out:
-            raise g.fail(needed, "missing")
-    return out
+def _check_gains(r: _Reader, kind: str, gains: dict[str, Gains]) -> None:
+    for needed in REQUIRED_GAINS[kind]:
+        if needed not in gains:
+            raise r.sub("gains").fail(needed, "missing")
+
+
+def _check_poses(pr: _Reader, kind: str, poses: dict[str, np.ndarray], names: list[str],
+                 q_min: np.ndarray, q_max: np.ndarray) -> None:
+    for needed in REQUIRED_POSES[kind]:
+        if needed not in poses:
+            raise pr.fail(needed, "missing")
+    for pose_name, pose in poses.items():
+        outside = (pose < q_min) | (pose > q_max)
+        if outside.any():
+            bad = [names[i] for i in np.flatnonzero(outside)]
+            raise pr.fail(pose_name, f"outside the joint limits at {bad}")
+
+
+def _height_range(r: _Reader, default: tuple[float, float]) -> tuple[float, float]:
+    if "pose_height_range" not in r.data:
+        return default
+    lo, hi = r.vector("pose_height_range", 2)
+    if not 0.02 <= lo < hi <= 3.0:
+        raise r.fail("pose_height_range", f"expected 0.02 <= min < max <= 3, got {[lo, hi]}")
+    return float(lo), float(hi)
 
 
 def load_config(path: str | Path | None = None) -> Config:
@@ -234,8 +281,8 @@ def load_config(path: str | Path | None = None) -> Config:
     if not isinstance(r.data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     kind = r.get("kind", str)
-    if kind != "quadruped":
-        raise r.fail("kind", f"{kind!r} is not supported yet (only 'quadruped')")
+    if kind not in ("quadruped", "humanoid"):
+        raise r.fail("kind", f"{kind!r} is not supported (only 'quadruped' or 'humanoid')")
 
     lr = r.sub("lcm")
     ports = {}
@@ -257,7 +304,24 @@ def load_config(path: str | Path | None = None) -> Config:
 
     fsm_path = path.parent / r.get("fsm", str)
     fsm = _load_fsm(fsm_path)
+    body = _quadruped(r, path) if kind == "quadruped" else _humanoid(r, path)
+    return Config(
+        path=path,
+        robot=r.get("robot", str),
+        kind=kind,
+        tick_hz=r.number("tick_hz", 50.0, 2000.0),
+        command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
+        lcm=lcm_cfg,
+        fsm=fsm,
+        sim=r.get("sim", dict, {}),
+        **body,
+    )
 
+
+def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
+    """The quadruped schema (config/cyberdog2.yaml): per-leg limits, one
+    per-joint-type triple for velocity limits, gains and poses, tiled over
+    the legs here so that everything downstream is per joint."""
     legs = r.get("legs", list)
     leg_joints = r.get("leg_joints", list)
     if len(leg_joints) != 3:
@@ -276,6 +340,9 @@ def load_config(path: str | Path | None = None) -> Config:
             q_min.append(lo)
             q_max.append(hi)
 
+    def tile(per_type: np.ndarray) -> np.ndarray:
+        return np.tile(per_type, len(legs))
+
     gr = r.sub("geometry")
     hips = gr.sub("hip_offsets")
     hip_offsets = np.array([hips.vector(leg, 3) for leg in legs])
@@ -290,42 +357,154 @@ def load_config(path: str | Path | None = None) -> Config:
     )
 
     pr = r.sub("poses")
-    fold = np.tile(pr.vector("fold", 3), len(legs))
     lie_r = pr.sub("lie")
-    lie = np.concatenate([lie_r.vector(leg, 3) for leg in legs])
+    poses = {"fold": tile(pr.vector("fold", 3)),
+             "lie": np.concatenate([lie_r.vector(leg, 3) for leg in legs])}
     q_min_a, q_max_a = np.array(q_min), np.array(q_max)
-    for pose_name, pose in (("fold", fold), ("lie", lie)):
-        outside = (pose < q_min_a) | (pose > q_max_a)
-        if outside.any():
-            bad = [names[i] for i in np.flatnonzero(outside)]
-            raise pr.fail(pose_name, f"outside the joint limits at {bad}")
+    _check_poses(pr, "quadruped", poses, names, q_min_a, q_max_a)
+
+    gains = {}
+    g = r.sub("gains")
+    for name in g.data:
+        e = g.sub(name)
+        kp, kd = e.vector("kp", 3), e.vector("kd", 3)
+        if (kp < 0).any() or (kd < 0).any():
+            raise e.fail("kp", "gains must not be negative")
+        gains[name] = Gains(tile(kp), tile(kd))
+    _check_gains(r, "quadruped", gains)
 
     mr = r.sub("motor_ctrl")
-    return Config(
-        path=path,
-        robot=r.get("robot", str),
-        kind=kind,
-        tick_hz=r.number("tick_hz", 50.0, 2000.0),
-        command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
-        lcm=lcm_cfg,
-        fsm=fsm,
-        legs=legs,
-        joint_names=names,
-        q_min=q_min_a,
-        q_max=q_max_a,
-        v_max=np.tile(r.vector("joint_velocity_limit", 3), len(legs)),
-        torque_limit=r.number("torque_limit", 0.1, 1000.0),
-        geometry=geometry,
-        fold_pose=fold,
-        lie_pose=lie,
-        stand_height=pr.number("stand_height", 0.05, 1.0),
-        stand_com_x=pr.number("stand_com_x", -0.2, 0.2),
-        gains=_gains(r),
-        motor_ctrl_mutation_limit=np.radians(mr.vector("mutation_limit_deg", 3)),
-        motor_ctrl_limit_margin=mr.number("limit_margin", 0.0, 0.5),
-        locomotion=_locomotion(r, path) if "locomotion" in r.data else None,
-        sim=r.get("sim", dict, {}),
-    )
+    return {
+        "legs": legs,
+        "joint_names": names,
+        "q_min": q_min_a,
+        "q_max": q_max_a,
+        "v_max": tile(r.vector("joint_velocity_limit", 3)),
+        "torque_limit": np.full(len(names), r.number("torque_limit", 0.1, 1000.0)),
+        "geometry": geometry,
+        "poses": poses,
+        "stand_height": pr.number("stand_height", 0.05, 1.0),
+        "stand_com_x": pr.number("stand_com_x", -0.2, 0.2),
+        "gains": gains,
+        "pose_height_range": _height_range(r, (0.10, 0.30)),   # SPEC §6.1
+        "motor_ctrl_mutation_limit": tile(np.radians(mr.vector("mutation_limit_deg", 3))),
+        "motor_ctrl_limit_margin": mr.number("limit_margin", 0.0, 0.5),
+        "locomotion": _locomotion(r, path) if "locomotion" in r.data else None,
+    }
+
+
+def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
+    """The humanoid schema (documented at the top of config/humanoid20.yaml):
+    one entry per joint, torque limits and gains per joint group, named poses
+    per joint name."""
+    joints = r.get("joints", list)
+    names: list[str] = []
+    groups: list[str] = []
+    q_min, q_max, v_max = [], [], []
+    for i, entry in enumerate(joints):
+        jr = _Reader(path, entry, f"joints[{i}]")
+        if not isinstance(entry, dict):
+            raise r.fail(f"joints[{i}]", "expected {name, group, min, max, vmax}")
+        name = jr.get("name", str)
+        if name in names:
+            raise jr.fail("name", f"{name!r} is listed twice")
+        lo, hi = jr.number("min", -7.0, 7.0), jr.number("max", -7.0, 7.0)
+        if not lo < hi:
+            raise jr.fail("max", f"min {lo} is not below max {hi}")
+        names.append(name)
+        groups.append(jr.get("group", str))
+        q_min.append(lo)
+        q_max.append(hi)
+        v_max.append(jr.number("vmax", 0.1, 100.0))
+    # The leg IK works on joints 0-11 in a fixed order, and the CyberDog
+    # response's motor_error[12] covers exactly them.
+    legs_expected = [g for g in HUMANOID_LEG_GROUPS for _ in range(6)]
+    if groups[:12] != legs_expected:
+        raise r.fail("joints", "the first 12 joints must be the right_leg (6) then the "
+                               "left_leg (6), each hip_yaw hip_roll hip_pitch knee "
+                               "ankle_pitch ankle_roll")
+    members = {g: [i for i, x in enumerate(groups) if x == g] for g in dict.fromkeys(groups)}
+
+    tr = r.sub("torque_limit")
+    torque = np.zeros(len(names))
+    for group, idx in members.items():
+        torque[idx] = tr.number(group, 0.1, 1000.0)
+
+    try:
+        geometry = HumanoidGeometry.from_mapping(r.get("geometry", dict))
+    except HumanoidConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+    pr = r.sub("poses")
+    poses = {}
+    for pose_name in pr.data:
+        pe = pr.sub(pose_name)
+        unknown = sorted(set(pe.data) - set(names))
+        if unknown:
+            raise pr.fail(pose_name, f"unknown joints {unknown}")
+        poses[str(pose_name)] = np.array([pe.number(n, -7.0, 7.0) for n in names])
+    q_min_a, q_max_a = np.array(q_min), np.array(q_max)
+    _check_poses(pr, "humanoid", poses, names, q_min_a, q_max_a)
+
+    gains = {}
+    g = r.sub("gains")
+    for gain_name in g.data:
+        e = g.sub(gain_name)
+        kp, kd = np.zeros(len(names)), np.zeros(len(names))
+        for group, idx in members.items():
+            ge = e.sub(group)
+            kp[idx] = ge.vector("kp", len(idx))
+            kd[idx] = ge.vector("kd", len(idx))
+            if (kp[idx] < 0).any() or (kd[idx] < 0).any():
+                raise ge.fail("kp", "gains must not be negative")
+        gains[str(gain_name)] = Gains(kp, kd)
+    _check_gains(r, "humanoid", gains)
+
+    stand_height = r.number("stand_height", 0.05, 3.0)
+    walk = _walk(r, path, geometry, stand_height)
+    return {
+        "legs": list(LEG_SIDES),
+        "joint_names": names,
+        "q_min": q_min_a,
+        "q_max": q_max_a,
+        "v_max": np.array(v_max),
+        "torque_limit": torque,
+        "geometry": geometry,
+        "poses": poses,
+        "stand_height": stand_height,
+        "stand_com_x": 0.0,
+        "gains": gains,
+        "pose_height_range": _height_range(r, (0.8 * stand_height, stand_height)),
+        "walk": walk,
+    }
+
+
+def _walk(r: _Reader, path: Path, geometry: HumanoidGeometry, stand_height: float) -> WalkConfig:
+    lr = r.sub("locomotion")
+    walk_path = (path.parent / lr.get("walk", str)).resolve()
+    try:
+        params = load_walk_params(walk_path)
+    except HumanoidConfigError as exc:
+        raise ConfigError(f"{path}: locomotion.walk: {exc}") from exc
+    # The walk's rest pose must be the stand pose, or every hand-over
+    # between standing and walking would jump.
+    if abs(params.trunk_height - stand_height) > 1e-9:
+        raise lr.fail("walk", f"{walk_path.name}: trunk_height {params.trunk_height} differs "
+                              f"from stand_height {stand_height}")
+    hips = geometry.hip_offset
+    spacing = hips["left"][1] - hips["right"][1]
+    if abs(params.foot_distance - spacing) > 1e-9:
+        raise lr.fail("walk", f"{walk_path.name}: foot_distance {params.foot_distance} differs "
+                              f"from the hip spacing {spacing}")
+    walk_gaits = lr.get("walk_gaits", list)
+    for gait in walk_gaits:
+        if isinstance(gait, bool) or not isinstance(gait, int) or not 2 <= gait <= 127:
+            raise lr.fail("walk_gaits", f"expected gait ids in [2, 127] (1 stands), got {gait!r}")
+    default = int(lr.number("default_gait", 2, 127))
+    if default not in walk_gaits:
+        raise lr.fail("default_gait", f"{default} is not one of walk_gaits {walk_gaits}")
+    return WalkConfig(path=walk_path, params=params, walk_gaits=frozenset(walk_gaits),
+                      default_gait=default, goal_profile=_goal_profile(lr))
 
 
 def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:

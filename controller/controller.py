@@ -18,8 +18,11 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.behaviours.base import MotorCommand, Robot, TickContext
+from controller.behaviours.base import Behaviour, MotorCommand, TickContext, make_robot
+from controller.behaviours.biped_locomotion import BipedLocomotion
 from controller.behaviours.damper import Damper
+from controller.behaviours.humanoid_pose import HumanoidPose
+from controller.behaviours.humanoid_stand import HumanoidStand
 from controller.behaviours.locomotion import Locomotion
 from controller.behaviours.motor import MotorCtrl
 from controller.behaviours.off import Off
@@ -32,14 +35,18 @@ from controller.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.gait_table import GaitDefinition
 from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake
-from controller.kinematics import QuadrupedKinematics
 from controller.logs import RateLimit, get_logger
 from controller.native import Kernel
 from controller.odometry import Odometry
 from controller.queue import CommandQueue
 from controller.usergait import parse_gait_def, parse_gait_params
 
-BEHAVIOURS = (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl)
+# One behaviour per mode, per robot kind; a mode the kind lacks is refused.
+BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
+    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl),
+    "humanoid": (Off, Damper, HumanoidStand, HumanoidPose, BipedLocomotion),
+}
+BOTH_FEET = 0b11              # humanoid contact: bit0 right sole, bit1 left sole
 RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
 ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
 GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
@@ -110,13 +117,16 @@ class Controller:
         self.epoch_offset_ns = epoch_offset_ns
         self.shutting_down = False
         self.log = get_logger("motiond.controller")
-        self.kin = QuadrupedKinematics(cfg.geometry)
         # No joint target moves faster than its velocity limit, even when a
         # command or a segment would make it jump.
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
-        self.robot = Robot(cfg, self.kin, self.kernel)
-        kinds = BEHAVIOURS + ((Locomotion,) if cfg.locomotion is not None else ())
+        self.robot = make_robot(cfg, self.kernel)
+        self.kin = self.robot.kin
+        kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ())
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds})
+        # The quadruped estimates foot forces from joint torques (SPEC §5.10);
+        # the humanoid reports the feet its motion plans on the ground.
+        self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
         self.queue = CommandQueue(expand_motion=self._expand_motion)
         self.user_params: list[Block] = []
         self.motion_refusal = ""      # why the last mode-62 block could not expand
@@ -142,10 +152,14 @@ class Controller:
         self.override_count = 0
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
-        self.response.motor_error = [0] * 12   # the sim has no motor faults to report
+        # The response's motor_error covers joints 0-11 (a humanoid's legs);
+        # controller_status carries every joint's. The sim reports no faults.
+        self.response.motor_error = [0] * 12
         self.joint_cmd = msgs.joint_command_t()
         self.joint_cmd.num_joints = n
         self.status = msgs.controller_status_t()
+        self.status.num_joints = n
+        self.status.motor_error = [0] * n
         # The previous tick's active block and (mode, gait, switch_status, bar):
         # intake, the cadence and the overrides all look one tick back (SPEC).
         self.last_active: Block = self.queue.blocks[0]
@@ -154,7 +168,7 @@ class Controller:
         # walk by it (SPEC §1.6; the Motion Module API of the seeds).
         self.odom = Odometry()
         self.localization = msgs.localization_lcmt()
-        loco = cfg.locomotion
+        loco = cfg.locomotion or cfg.walk
         self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
         self.goal_gait = loco.default_gait if loco else STAND_GAIT
         self.events: list = []
@@ -267,7 +281,7 @@ class Controller:
     def _load_gait_def(self, text: str, warnings: list[str]) -> str | None:
         loco = self.fsm.behaviours.get(11)
         if not isinstance(loco, Locomotion):
-            return "this robot has no locomotion"
+            return "this robot has no locomotion that takes user gaits"
         try:
             gait_def = parse_gait_def(text, warnings=warnings)
         except ValueError as exc:
@@ -494,7 +508,15 @@ class Controller:
         if changed or self.tick % self.status_every == 0:
             out.add("joint", self.ch["status"], self._status(utime, reported, timing).encode())
 
-    def _contact(self) -> int:
+    def _planned_contact(self) -> int:
+        """Humanoid: bit0 right sole, bit1 left sole, set while the running
+        motion plans that foot on the ground (the walk's support foot; both
+        in double support and whenever the robot is not walking). There is no
+        force estimate: the measured leg torques are not used."""
+        planned = self.fsm.state.planned_contact()
+        return BOTH_FEET if planned is None else planned
+
+    def _estimated_contact(self) -> int:
         """Bit i set when leg i's estimated foot force exceeds 5 N (SPEC §5.10)."""
         legs = len(self.cfg.legs)
         q = self.q.reshape(legs, 3)

@@ -152,6 +152,25 @@ class HumanoidLegKinematics:
         rot = r_hip @ np.array(_rot_rpy(q5, q2 + q3 + q4, 0.0)).reshape(3, 3)
         return FootPose(ankle - self.h * rot[:, 2], rot)
 
+    def sole_jacobian(self, q: Sequence[float], side: str) -> tuple[np.ndarray, np.ndarray]:
+        """The sole position (3,) and d(sole position)/d(q) (3, 6), torso
+        frame: column i is joint i's axis crossed with the lever from that
+        joint to the sole (the simulator maps a ground force to joint
+        torques through it)."""
+        q0, q1, q2, q3, q4, q5 = (float(x) for x in q)
+        hip = np.array(self._hip(side))
+        rz = np.array(_rot_rpy(0.0, 0.0, q0)).reshape(3, 3)
+        r_hip = rz @ np.array(_rot_rpy(q1, 0.0, 0.0)).reshape(3, 3)
+        knee = hip + r_hip @ np.array([-self.l1 * math.sin(q2), 0.0, -self.l1 * math.cos(q2)])
+        ankle = knee + r_hip @ np.array([-self.l2 * math.sin(q2 + q3), 0.0,
+                                         -self.l2 * math.cos(q2 + q3)])
+        rot = r_hip @ np.array(_rot_rpy(q5, q2 + q3 + q4, 0.0)).reshape(3, 3)
+        sole = ankle - self.h * rot[:, 2]
+        pitch = r_hip[:, 1]   # hip pitch, knee and ankle pitch share this axis
+        axes = np.array((np.array([0.0, 0.0, 1.0]), rz[:, 0], pitch, pitch, pitch, rot[:, 0]))
+        points = np.array((hip, hip, hip, knee, ankle, ankle))
+        return sole, np.cross(axes, sole - points).T
+
     def inverse(self, position: Sequence[float], rpy: Sequence[float],
                 side: str) -> tuple[np.ndarray, bool]:
         """Joint angles (hip yaw, hip roll, hip pitch, knee, ankle pitch, ankle

@@ -1,21 +1,28 @@
 """The built-in simulated robot: every joint follows its command through the
-motor law tau = tau_ff + kp (q_des - q) + kd (qd_des - qd), torque-limited,
-driving a rigid joint inertia with viscous friction.
+motor law tau = tau_ff + kp (q_des - q) + kd (qd_des - qd), limited to the
+joint's torque limit, driving a rigid joint inertia with viscous friction.
 
 The body's weight rests on the feet while the body is above its resting
-height (belly clear of the ground). The feet within CONTACT_BAND of the
-lowest one share it equally (a lifted swing foot carries nothing); the force
-reaches the joints through the leg Jacobian. So an unpowered robot sags onto
-its belly, a standing one has to hold itself up, and a trotting one loads
-each diagonal pair in turn. The body itself does not move in the world: the
-sim is for joints, and odometry integrates the commanded (limited) velocity.
+height (belly, or a humanoid's seat, clear of the ground). The feet within
+CONTACT_BAND of the lowest one share it equally (a lifted swing foot carries
+nothing); the force reaches the leg joints through the foot Jacobian. So an
+unpowered robot sags onto its belly or seat, a standing one has to hold
+itself up, and a walking one loads its stance feet in turn. The body itself
+does not move in the world: the sim is for joints, and odometry integrates
+the commanded (limited) velocity. The load is vertical in the body frame:
+a humanoid's walking lean (0.1 rad) and its balance are not modelled, and
+its arms and head carry no weight.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from controller import msgs
 from controller.config import Config
+from controller.humanoid_kinematics import LEG_SIDES, HumanoidLegKinematics
 from controller.kinematics import QuadrupedKinematics
 
 GRAVITY = 9.81
@@ -23,16 +30,35 @@ SUBSTEPS = 4
 LOAD_BLEND = 0.02  # m over which the load moves from belly to feet
 CONTACT_BAND = 0.005  # m: feet this close to the lowest one touch the ground
 
+# (body height, foot heights (legs,), foot Jacobians (legs, 3, joints per leg))
+# from the joint angles; the legs are the first joints in wire order.
+Support = tuple[float, np.ndarray, np.ndarray]
+
+
+def _quadruped_support(kin: QuadrupedKinematics, q: np.ndarray) -> Support:
+    legs = q[:12].reshape(4, 3)
+    return kin.body_height(legs), kin.forward(legs)[:, 2], kin.jacobian(legs)
+
+
+def _humanoid_support(kin: HumanoidLegKinematics, q: np.ndarray) -> Support:
+    legs = q[:12].reshape(2, 6)
+    (right, jr), (left, jl) = (kin.sole_jacobian(legs[i], side) for i, side in enumerate(LEG_SIDES))
+    z = np.array([right[2], left[2]])
+    return float(-z.min()), z, np.stack([jr, jl])
+
 
 class SimRobot:
-    def __init__(self, cfg: Config, kin: QuadrupedKinematics) -> None:
+    def __init__(self, cfg: Config, kin: QuadrupedKinematics | HumanoidLegKinematics) -> None:
         self.cfg = cfg
         self.kin = kin
+        self._support: Callable[[Any, np.ndarray], Support] = (
+            _humanoid_support if isinstance(kin, HumanoidLegKinematics) else _quadruped_support)
         sim = cfg.sim
         pose = sim.get("start_pose", "fold")
-        start = {"fold": cfg.fold_pose, "lie": cfg.lie_pose}.get(pose)
+        start = cfg.poses.get(pose)
         if start is None:
-            raise ValueError(f"{cfg.path}: sim.start_pose: {pose!r} is not 'fold' or 'lie'")
+            raise ValueError(f"{cfg.path}: sim.start_pose: {pose!r} is not one of the "
+                             f"poses {sorted(cfg.poses)}")
         self.q = start.copy()
         self.qd = np.zeros(cfg.num_joints)
         self.tau = np.zeros(cfg.num_joints)
@@ -45,18 +71,17 @@ class SimRobot:
         self.msg.num_joints = cfg.num_joints
 
     def _load_torque(self) -> np.ndarray:
-        legs = len(self.cfg.legs)
-        q = self.q.reshape(legs, 3)
-        height = self.kin.body_height(q)
+        load = np.zeros_like(self.q)
+        height, z, jac = self._support(self.kin, self.q)
         share = np.clip((height - self.rest_height) / LOAD_BLEND, 0.0, 1.0)
         if share <= 0.0:
-            return np.zeros_like(self.q)
-        z = self.kin.forward(q)[:, 2]
+            return load
         down = z <= z.min() + CONTACT_BAND
-        force = np.zeros((legs, 3))
+        force = np.zeros((len(z), 3))
         force[down, 2] = share * self.cfg.geometry.mass * GRAVITY / down.sum()
-        jac = self.kin.jacobian(q)
-        return np.einsum("lji,lj->li", jac, force).reshape(-1)
+        leg_torque = np.einsum("lji,lj->li", jac, force).reshape(-1)
+        load[:len(leg_torque)] = leg_torque
+        return load
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
              tau_ff: np.ndarray, dt: float) -> None:

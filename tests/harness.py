@@ -127,7 +127,7 @@ class Rig:
 
     def body_height(self) -> float:
         q = self.robot.q if self.robot is not None else self.ctl.q
-        return self.ctl.kin.body_height(np.asarray(q).reshape(-1, 3))
+        return self.ctl.robot.body_height(np.asarray(q))
 
     def stand(self) -> None:
         """Stand up from the start pose and wait for progress 100."""

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from controller.biped_walk import QuinticWalk, Spline, WalkParams, load_walk_params
+from controller.config import ConfigError, load_config
 from controller.humanoid_kinematics import (
     LEG_JOINTS,
     LEG_SIDES,
@@ -37,7 +38,7 @@ def kin(cfg):
 
 @pytest.fixture(scope="module")
 def params(cfg):
-    return load_walk_params(CONFIG.parent / cfg["walk"])
+    return load_walk_params(CONFIG.parent / cfg["locomotion"]["walk"])
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +148,70 @@ def test_walk_params_errors_name_the_key(params):
         WalkParams.from_mapping(data, "walk.yaml")
 
 
+# ----------------------------------------------------------- config loader
+
+def test_config_is_per_joint_for_both_kinds() -> None:
+    hum = load_config(CONFIG)
+    dog = load_config()
+    assert hum.kind == "humanoid" and hum.num_joints == 20
+    assert hum.joint_names[:2] == ["r_hip_yaw", "r_hip_roll"]
+    for cfg in (hum, dog):
+        n = cfg.num_joints
+        assert cfg.torque_limit.shape == cfg.v_max.shape == cfg.q_min.shape == (n,)
+        for gains in cfg.gains.values():
+            assert gains.kp.shape == gains.kd.shape == (n,)
+        for pose in cfg.poses.values():
+            assert pose.shape == (n,)
+    # Quadruped triples tiled over the legs; humanoid groups in joint order.
+    np.testing.assert_allclose(dog.gains["pose"].kp, [40, 30, 30] * 4)
+    np.testing.assert_allclose(hum.gains["walk"].kp[12:15], [10, 10, 8])
+    np.testing.assert_allclose(hum.torque_limit[[0, 11, 12, 19]], [8.4, 8.4, 6.0, 6.0])
+    assert {"fold", "crouch", "stand", "lie"} <= set(hum.poses)
+    assert hum.walk is not None and hum.walk.walk_gaits == {3} and hum.locomotion is None
+    assert dog.walk is None and dog.motor_ctrl_mutation_limit.shape == (12,)
+
+
+def write_variant(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(CONFIG.read_text())
+    data["locomotion"]["walk"] = str(ROOT / "gaits" / "humanoid" / "quintic_walk.yaml")
+    edit(data)
+    path = tmp_path / "humanoid.yaml"
+    path.write_text(yaml.safe_dump(data))
+    # The FSM table is named relative to the config.
+    (tmp_path / data["fsm"]).write_text((CONFIG.parent / data["fsm"]).read_text())
+    return path
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda d: d["joints"][3].update(min=3.0), "joints[3].max"),
+    (lambda d: d["poses"]["stand"].pop("head_yaw"), "poses.stand.head_yaw"),
+    (lambda d: d["poses"]["lie"].update(r_knee=3.0), "poses: lie: outside the joint limits"),
+    (lambda d: d["gains"]["walk"]["head"].update(kp=[1.0]), "gains.walk.head.kp"),
+    (lambda d: d["torque_limit"].pop("left_arm"), "torque_limit.left_arm"),
+    (lambda d: d["joints"].insert(0, d["joints"].pop(12)), "joints: the first 12 joints"),
+    (lambda d: d["locomotion"].update(default_gait=4), "locomotion.default_gait"),
+    (lambda d: d["geometry"].update(thigh=-1), "geometry.thigh"),
+    (lambda d: d["locomotion"].update(walk="nowhere.yaml"), "locomotion.walk"),
+])
+def test_humanoid_config_errors_name_file_and_key(tmp_path: Path, edit, where: str) -> None:
+    path = write_variant(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert str(path) in message
+    for part in where.split(": "):
+        assert part in message, message
+
+
+def test_walk_height_must_match_the_stand(tmp_path: Path) -> None:
+    walk = yaml.safe_load((ROOT / "gaits" / "humanoid" / "quintic_walk.yaml").read_text())
+    walk["trunk_height"] = 0.38
+    (tmp_path / "walk.yaml").write_text(yaml.safe_dump(walk))
+    path = write_variant(tmp_path, lambda d: d["locomotion"].update(walk="walk.yaml"))
+    with pytest.raises(ConfigError, match="locomotion.walk: walk.yaml: trunk_height 0.38"):
+        load_config(path)
+
+
 # -------------------------------------------------------------- kinematics
 
 def random_leg(rng, limits, side):
@@ -187,6 +252,21 @@ def test_ik_fk_round_trip_on_random_reachable_poses(kin, limits):
             np.testing.assert_allclose(q2, q, atol=1e-6)
             checked += 1
     assert checked > 300
+
+
+def test_sole_jacobian_matches_finite_differences(kin, limits):
+    rng = np.random.default_rng(2)
+    for side in LEG_SIDES:
+        for _ in range(5):
+            q = random_leg(rng, limits, side)
+            sole, jac = kin.sole_jacobian(q, side)
+            np.testing.assert_allclose(sole, kin.forward(q, side).position, atol=1e-12)
+            h = 1e-6
+            for i in range(6):
+                dq = np.zeros(6)
+                dq[i] = h
+                diff = (kin.forward(q + dq, side).position - kin.forward(q - dq, side).position) / (2 * h)
+                np.testing.assert_allclose(jac[:, i], diff, atol=1e-7)
 
 
 @pytest.mark.parametrize("target", [

@@ -9,34 +9,122 @@ the joint command once per tick.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from controller.block import Block
-from controller.config import Config
+from controller.config import Config, Geometry
+from controller.humanoid_kinematics import (
+    LEG_SIDES,
+    FootPose,
+    HumanoidGeometry,
+    HumanoidLegKinematics,
+)
 from controller.kinematics import QuadrupedKinematics
 from controller.native import Kernel
 
 
-@dataclass
 class Robot:
-    """The robot model behaviours act on."""
-    cfg: Config
-    kin: QuadrupedKinematics
-    kernel: Kernel
+    """The robot model behaviours act on: the config, the kernel, the leg
+    kinematics, and the few body questions modes 7, 12 and 21 ask (stand
+    pose, body at a height), answered per robot kind by the subclasses so
+    that behaviours do not branch on the kind. `make_robot` picks one."""
+
+    kin: Any
+
+    def __init__(self, cfg: Config, kin: Any, kernel: Kernel) -> None:
+        self.cfg = cfg
+        self.kin = kin
+        self.kernel = kernel
+        # Joints whose passive damping the damper releases early (SPEC §6.5:
+        # the quadruped's abad); none unless a kind says otherwise.
+        self.damper_early_release = np.zeros(cfg.num_joints, dtype=bool)
 
     @property
     def dt(self) -> float:
         return self.cfg.dt
 
     def gains(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The named gain set, per joint (config/<robot>.yaml `gains`)."""
         g = self.cfg.gains[name]
-        return self.cfg.per_joint(g.kp), self.cfg.per_joint(g.kd)
+        return g.kp, g.kd
 
     def inside_limits(self, q: np.ndarray, margin: float, fallback: np.ndarray) -> np.ndarray:
         """q clipped `margin` rad inside the joint limits; NaN replaced by `fallback`."""
         q = np.where(np.isfinite(q), q, fallback)
         return np.clip(q, self.cfg.q_min + margin, self.cfg.q_max - margin)
+
+    def stand_pose(self) -> np.ndarray:
+        """Every joint of the standing robot (mode 12's goal)."""
+        raise NotImplementedError
+
+    def height_pose(self, height: float) -> np.ndarray:
+        """Every joint for the body level at `height` over flat feet under the
+        hips (mode 21 gait 5)."""
+        raise NotImplementedError
+
+    def body_height(self, q: np.ndarray) -> float:
+        """Body origin above flat ground for joint angles q (wire order)."""
+        raise NotImplementedError
+
+
+class QuadrupedRobot(Robot):
+    kin: QuadrupedKinematics
+
+    def __init__(self, cfg: Config, kin: QuadrupedKinematics, kernel: Kernel) -> None:
+        super().__init__(cfg, kin, kernel)
+        self.damper_early_release = np.arange(cfg.num_joints) % 3 == 0
+
+    def stand_pose(self) -> np.ndarray:
+        q, _ = self.kin.inverse(self.kin.stance_feet(self.cfg.stand_height, self.cfg.stand_com_x))
+        return q.reshape(-1)
+
+    def height_pose(self, height: float) -> np.ndarray:
+        q, _ = self.kin.inverse(self.kin.stance_feet(height))
+        return q.reshape(-1)
+
+    def body_height(self, q: np.ndarray) -> float:
+        return self.kin.body_height(np.asarray(q).reshape(-1, 3))
+
+
+class HumanoidRobot(Robot):
+    """Joints 0-11 are the legs (right then left, in the IK's order); the arms
+    and head have no task of their own and hold their stand pose."""
+    kin: HumanoidLegKinematics
+    LEGS = slice(0, 12)
+
+    def stand_pose(self) -> np.ndarray:
+        return self.cfg.poses["stand"].copy()
+
+    def height_pose(self, height: float) -> np.ndarray:
+        q = self.stand_pose()
+        q[self.LEGS], _ = self.kin.stance_legs(height)
+        return q
+
+    def body_height(self, q: np.ndarray) -> float:
+        return self.kin.body_height(np.asarray(q)[self.LEGS])
+
+    def feet(self, q: np.ndarray) -> tuple[FootPose, FootPose]:
+        """(right, left) sole poses in the torso frame for joint angles q."""
+        legs = np.asarray(q)[self.LEGS]
+        return (self.kin.forward(legs[:6], LEG_SIDES[0]), self.kin.forward(legs[6:], LEG_SIDES[1]))
+
+    def legs_for(self, feet: tuple[FootPose, FootPose]) -> tuple[np.ndarray, bool]:
+        """The 12 leg joints putting the soles at (right, left); True if the IK
+        had to pull a foot back into reach."""
+        qr, cr = self.kin.inverse_pose(feet[0], LEG_SIDES[0])
+        ql, cl = self.kin.inverse_pose(feet[1], LEG_SIDES[1])
+        return np.concatenate((qr, ql)), cr or cl
+
+
+def make_robot(cfg: Config, kernel: Kernel) -> Robot:
+    """The robot model for the config's kind, with its leg kinematics."""
+    if cfg.kind == "humanoid":
+        assert isinstance(cfg.geometry, HumanoidGeometry)
+        return HumanoidRobot(cfg, HumanoidLegKinematics(cfg.geometry), kernel)
+    assert isinstance(cfg.geometry, Geometry)
+    return QuadrupedRobot(cfg, QuadrupedKinematics(cfg.geometry), kernel)
 
 
 @dataclass
@@ -130,6 +218,11 @@ class Behaviour:
 
     def reported_gait(self, ctx: TickContext) -> int:
         return 0
+
+    def planned_contact(self) -> int | None:
+        """Feet the motion plans on the ground, bit i = leg i; None when the
+        state plans no steps (all feet down as far as it is concerned)."""
+        return None
 
     def body_velocity(self) -> np.ndarray | None:
         """The body twist (vx, vy, yaw rate) this state drives, for odometry;

@@ -1,8 +1,9 @@
 """Mode 7 PURE_DAMPER (SPEC §6.5).
 
-Gait 0: passive damping for 3000 ticks (abad damping off after 2400), then a
-zero command. Gait 1 (while the command stays 7): interpolate to the lie pose
-over 600 ticks, then 400 ticks of damping only.
+Gait 0: passive damping for 3000 ticks (abad damping off after 2400; a
+humanoid has no abad, so all its joints stay damped), then a zero command.
+Gait 1 (while the command stays 7): interpolate to the config's lie pose over
+600 ticks, then 400 ticks of damping only.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class Damper(Behaviour):
             kd = np.zeros_like(kd)
         elif self.count >= PASSIVE_ABAD_OFF_TICKS:
             kd = kd.copy()
-            kd[0::3] = 0.0
+            kd[self.robot.damper_early_release] = 0.0
         self.kernel.set_gains(np.zeros_like(kd), kd)
 
     def run(self, ctx: TickContext) -> None:

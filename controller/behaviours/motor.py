@@ -62,7 +62,8 @@ class MotorCtrl(Behaviour):
             tau /= scale
             flags |= ERR_STALE
         q = self.robot.inside_limits(motor.q_des, self.cfg.motor_ctrl_limit_margin, ctx.q)
-        limit = self.cfg.per_joint(self.cfg.motor_ctrl_mutation_limit)
+        limit = self.cfg.motor_ctrl_mutation_limit
+        assert limit is not None   # mode 15 runs only on robots with a motor_ctrl section
         q_limited = np.clip(q, ctx.q - limit, ctx.q + limit)
         # The reference evaluates leg by leg and a later leg clears the bits an
         # earlier one set, so the last leg's result stands (SPEC §6.9).

@@ -16,7 +16,6 @@ from controller.native import LINEAR
 
 ABSOLUTE_HEIGHT_GAIT = 5
 COMPLIANT_SWING_GAIT = 2
-HEIGHT_RANGE = (0.10, 0.30)   # m (SPEC §6.1; clamped, not frozen: SPEC §11)
 CONTINUOUS_TICKS = 1_800_000  # D = 0 counts as this long
 LIMIT_MARGIN = 0.06           # rad inside the joint limits
 ENTRY_TOLERANCE = np.radians(8.0)
@@ -70,15 +69,14 @@ class PoseCtrl(Behaviour):
             self._relative(ctx, ticks)
 
     def _absolute_height(self, ctx: TickContext, ticks: int) -> None:
-        height = float(np.clip(ctx.block.pos_des[2], *HEIGHT_RANGE))
+        # Clamped into the config's range, not frozen (SPEC §6.1, §11).
+        height = float(np.clip(ctx.block.pos_des[2], *self.cfg.pose_height_range))
         if height == self.height:
             return
         # New block or new height: restart from the current command.
         start = self.q_block if self.height is None else self.kernel.pos.copy()
         self.height = height
-        kin = self.robot.kin
-        q, _ = kin.inverse(kin.stance_feet(height))
-        target = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+        target = self.robot.inside_limits(self.robot.height_pose(height), LIMIT_MARGIN, ctx.q)
         # Anchored one tick back, at the current command, so that on the
         # block's last tick the legs are exactly at the target.
         remaining = max(1, ticks - self.clock.count + 1)
@@ -97,12 +95,16 @@ class PoseCtrl(Behaviour):
         q, _ = self.robot.kin.inverse(feet)
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
 
+    def _start_relative(self, ctx: TickContext) -> None:
+        """Where the feet are at the block's start, and which of them stand."""
+        legs = len(self.cfg.legs)
+        self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
+        self.stance = stance_mask(ctx.block.contact, legs)
+
     def _relative(self, ctx: TickContext, ticks: int) -> None:
         count = self.clock.count
         if count == 1:
-            legs = len(self.cfg.legs)
-            self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
-            self.stance = stance_mask(ctx.block.contact, legs)
+            self._start_relative(ctx)
             self.q_next = self._relative_target(ctx, min(1.0, 1.0 / ticks))
         now = self.q_next
         self.q_next = self._relative_target(ctx, min((count + 1) / ticks, 1.0))

@@ -57,15 +57,8 @@ class RecoveryStand(Behaviour):
     def _wants_side(self, ctx: TickContext) -> bool:
         return ctx.block.mode == self.mode and ctx.block.gait_id in LIE_SIDE_GAITS
 
-    def _stand_pose(self) -> np.ndarray:
-        kin = self.robot.kin
-        q, _ = kin.inverse(kin.stance_feet(self.cfg.stand_height, self.cfg.stand_com_x))
-        return q.reshape(-1)
-
     def _crouch_pose(self) -> np.ndarray:
-        kin = self.robot.kin
-        q, _ = kin.inverse(kin.stance_feet(CROUCH_HEIGHT))
-        return q.reshape(-1)
+        return self.robot.height_pose(CROUCH_HEIGHT)
 
     def _fold_stages(self, q: np.ndarray) -> list[Stage]:
         fold = self.cfg.fold_pose
@@ -98,18 +91,27 @@ class RecoveryStand(Behaviour):
         # From the current command when the legs follow it, else from the
         # measured pose (a limp robot): no jump in the joint targets either way.
         q = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.side_gait = ctx.block.gait_id if lie_side else 0
+        self.lie_side = lie_side
+        self.stages = self._stages(q, lie_side)
+        self.index = 0
+        self.stage_tick = 0
+        self.done_ticks = 0
+        self.bar = 0
+        self._start_stage(ctx, q)
+
+    def _stages(self, q: np.ndarray, lie_side: bool) -> list[Stage]:
+        """The plan from joint angles q: stand up, or lie on a side."""
         stages: list[Stage] = []
         if lie_side:
-            self.side_gait = ctx.block.gait_id
             crouch, lie = self._crouch_pose(), self.cfg.lie_pose.copy()
             halfway = 0.5 * (crouch + lie)
             stages = [Stage(crouch, 200, bar_after=20), Stage(halfway, 150, bar_after=40),
                       Stage(lie, 150, bar_after=50), Stage(lie, 50, bar_after=60),
                       Stage(lie, 50, bar_after=70), Stage(lie, 50, bar_after=80)]
         else:
-            self.side_gait = 0
             kin = self.robot.kin
-            height = kin.body_height(q.reshape(-1, 3))
+            height = self.robot.body_height(q)
             if not STANDING_HEIGHT_LEG_SHARE * kin.reach <= height <= STANDING_HEIGHT_MAX:
                 hips = q[1::3]
                 if np.any(hips < FOLDABLE_HIP[0]) or np.any(hips > FOLDABLE_HIP[1]):
@@ -117,28 +119,26 @@ class RecoveryStand(Behaviour):
                     stages += self._fold_stages(stages[-1].target)
                 else:
                     stages += self._fold_stages(q)
-            stand = self._stand_pose()
+            stand = self.robot.stand_pose()
             stages += [Stage(stand, STAND_TICKS), Stage(stand, STAND_SETTLE_TICKS, bar_after=99)]
-        self.lie_side = lie_side
-        self.stages = stages
-        self.index = 0
-        self.stage_tick = 0
-        self.done_ticks = 0
-        self.bar = 0
-        self._start_stage(ctx, q)
+        return stages
 
-    def _start_stage(self, ctx: TickContext, start: np.ndarray) -> None:
-        stage = self.stages[self.index]
-        target = stage.target.copy()
+    def _stage_target(self, target: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A stage's joint target and kp: abad targets stay 0.05 rad inside
+        their range, with kp scaled down where clipped (SPEC §6.2)."""
         lo, hi = self.cfg.q_min, self.cfg.q_max
         abad = slice(0, None, 3)
         inner = np.clip(target[abad], lo[abad] + ABAD_MARGIN, hi[abad] - ABAD_MARGIN)
         clipped = inner != target[abad]
         target[abad] = inner
-        target = self.robot.inside_limits(target, 0.0, start)
-        self.kernel.move(start, target, ctx.t, stage.ticks * self.robot.dt, LINEAR)
         kp = self.kp.copy()
-        kp[0::3] = np.where(clipped, kp[0::3] * ABAD_CLIPPED_KP_SCALE, kp[0::3])
+        kp[abad] = np.where(clipped, kp[abad] * ABAD_CLIPPED_KP_SCALE, kp[abad])
+        return self.robot.inside_limits(target, 0.0, start), kp
+
+    def _start_stage(self, ctx: TickContext, start: np.ndarray) -> None:
+        stage = self.stages[self.index]
+        target, kp = self._stage_target(stage.target.copy(), start)
+        self.kernel.move(start, target, ctx.t, stage.ticks * self.robot.dt, LINEAR)
         self.kernel.set_gains(kp, self.kd)
 
     # -- running ------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""Mode 11 LOCOMOTION on a biped: the open-loop quintic walk
+(controller/biped_walk.py) streams the leg joints every tick.
+
+Gait ids: 1 stands in place (the walk finishes its step and closes with both
+feet side by side); the config's `walk_gaits` walk at vel_des, which the walk
+clamps to its velocity window and rate-limits step by step; any other id is
+refused with BAN_TRANS, as the quadruped refuses a gait it has no definition
+for. Arms and head hold their stand pose; every joint uses the `walk` gains.
+
+Entry: the walk starts at rest in the stand pose (config.py checks that the
+walk's rest pose is the stand pose). Entered from another pose (a 21 height
+or body pose), the joints first move there in joint space; the walk waits.
+
+Leaving: every hand-over out of 11 is `when_ready`, and ready means the walk
+has stopped with both feet down (SPEC §5.4's "only once stopped" for a biped);
+meanwhile the FSM reports TRANSITIONING. The reported gait id is the walk gait
+while walking and turns to 1 only once the walk has stopped, so a stand
+request shows TRANSITIONING until then too.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from controller.behaviours.base import (
+    Behaviour,
+    BlockClock,
+    HumanoidRobot,
+    TickContext,
+    percent,
+)
+from controller.biped_walk import QuinticWalk, WalkFrame
+from controller.block import Block
+from controller.native import LINEAR
+
+STAND = 1
+LIMIT_MARGIN = 0.02           # rad inside the joint limits
+BLEND_SPEED = 1.0             # rad/s: fastest joint while moving to the walk's rest pose
+MIN_BLEND_TICKS = 50
+AT_REST = 1e-3                # rad: closer than this to the rest pose needs no blend
+RIGHT_SOLE, LEFT_SOLE = 0b01, 0b10
+
+
+class BipedLocomotion(Behaviour):
+    mode = 11
+    keeps_target = True   # a pending 11 -> x completes even if 11 is re-requested
+    robot: HumanoidRobot
+
+    def __init__(self, robot: HumanoidRobot) -> None:
+        super().__init__(robot)
+        walk = self.cfg.walk
+        assert walk is not None
+        self.walk_gaits = walk.walk_gaits
+        self.walk = QuinticWalk(walk.params, robot.kin)
+        self.rest = robot.stand_pose()   # = the walk's rest pose (checked by config.py)
+        self.q_prev = self.rest.copy()
+        self.frame: WalkFrame | None = None
+        self.gait_id = STAND
+        self.blend_ticks = 0
+        self.clock = BlockClock()
+
+    def refuses(self, block: Block) -> str | None:
+        if block.mode == self.mode and block.gait_id != STAND \
+                and block.gait_id not in self.walk_gaits:
+            return (f"gait {block.gait_id} is not a gait of this biped "
+                    f"(1 stands, {sorted(self.walk_gaits)} walk)")
+        return None
+
+    def enter(self, ctx: TickContext) -> None:
+        self.walk.reset(standing=True)
+        self.frame = None
+        self.gait_id = STAND
+        self.clock = BlockClock()
+        start = self.kernel.pos.copy()
+        distance = float(np.max(np.abs(self.rest - start)))
+        self.blend_ticks = 0 if distance < AT_REST else \
+            max(MIN_BLEND_TICKS, math.ceil(distance / BLEND_SPEED / self.robot.dt))
+        self.kernel.move(start, self.rest, ctx.t, self.blend_ticks * self.robot.dt, LINEAR)
+        self.q_prev = self.rest.copy()
+        kp, kd = self.robot.gains("walk")
+        self.kernel.set_gains(kp, kd)
+        self.kernel.tau_ff[:] = 0.0
+        self.run(ctx)
+
+    def run(self, ctx: TickContext) -> None:
+        block = ctx.block
+        ours = block.mode == self.mode
+        if ours:
+            self.clock.advance(block)
+        if self.blend_ticks > 0:
+            self.blend_ticks -= 1
+            return
+        # Leaving, a stand or a refused gait: zero velocity, the walk stops.
+        walking = ours and block.gait_id in self.walk_gaits
+        command = block.vel_des if walking else (0.0, 0.0, 0.0)
+        dt = self.robot.dt
+        self.frame = self.walk.step(dt, command)
+        q = self.rest.copy()
+        q[self.robot.LEGS] = self.walk.joint_targets(self.frame)
+        q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
+        # Stream: reach this tick's target now, with the velocity that got us here.
+        self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)
+        self.q_prev = q
+        # Walk gaits take over at once (one engine); the stand once stopped.
+        if walking or (ours and block.gait_id == STAND and self.walk.is_stopped()):
+            self.gait_id = block.gait_id
+
+    def ready(self) -> bool:
+        return self.blend_ticks == 0 and self.walk.is_stopped()
+
+    def progress(self, ctx: TickContext) -> int:
+        block = ctx.block
+        if block.mode != self.mode or block.duration <= 0:
+            return 100
+        return percent(self.clock.count, block.duration)
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return self.gait_id
+
+    def body_velocity(self) -> np.ndarray | None:
+        return None if self.frame is None else np.array(self.frame.velocity)
+
+    def planned_contact(self) -> int | None:
+        frame = self.frame
+        if frame is None or frame.double_support:
+            return None
+        return RIGHT_SOLE if frame.support == "right" else LEFT_SOLE
