@@ -84,7 +84,7 @@ def humanoid() -> float:
     path = ROOT / "config" / "humanoid20.yaml"
     data = yaml.safe_load(path.read_text())
     kin = HumanoidLegKinematics(HumanoidGeometry.from_mapping(data["geometry"]))
-    params = load_walk_params(path.parent / data["walk"])
+    params = load_walk_params(path.parent / data["locomotion"]["walk"])
     velocity = (0.1, 0.0, 0.0)
 
     def setup():
