@@ -115,6 +115,13 @@ HUMANOID_LEG_GROUPS = ("right_leg", "left_leg")   # joints 0-5 and 6-11, IK orde
 
 
 @dataclass(frozen=True)
+class MotionsConfig:
+    """Mode 62 (SPEC §4.1): motion id -> step-list file in `directory`."""
+    directory: Path
+    files: dict[int, str]
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -139,6 +146,7 @@ class Config:
     motor_ctrl_limit_margin: float = 0.0
     locomotion: LocomotionConfig | None = None   # quadruped gait generator
     walk: WalkConfig | None = None               # biped walk
+    motions: MotionsConfig | None = None         # mode-62 step-list motions
     sim: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -313,9 +321,26 @@ def load_config(path: str | Path | None = None) -> Config:
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
         lcm=lcm_cfg,
         fsm=fsm,
+        motions=_motions(r, path) if "motions" in r.data else None,
         sim=r.get("sim", dict, {}),
         **body,
     )
+
+
+def _motions(r: _Reader, path: Path) -> MotionsConfig:
+    mr = r.sub("motions")
+    directory = (path.parent / mr.get("directory", str)).resolve()
+    if not directory.is_dir():
+        raise mr.fail("directory", f"{directory} is not a directory")
+    files: dict[int, str] = {}
+    for motion_id, name in mr.get("ids", dict).items():
+        if isinstance(motion_id, bool) or not isinstance(motion_id, int) \
+                or not 0 <= motion_id <= 127 or not isinstance(name, str):
+            raise mr.fail(f"ids.{motion_id}", "expected `<id 0..127>: <file name>`")
+        if "/" in name or "\\" in name or name.startswith("."):
+            raise mr.fail(f"ids.{motion_id}", f"{name!r}: a bare file name in `directory`")
+        files[motion_id] = name
+    return MotionsConfig(directory, files)
 
 
 def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:

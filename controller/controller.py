@@ -36,6 +36,7 @@ from controller.gait_table import GaitDefinition
 from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
 from controller.intake import Intake
 from controller.logs import RateLimit, get_logger
+from controller.motions import MotionLibrary
 from controller.native import Kernel
 from controller.odometry import Odometry
 from controller.queue import CommandQueue
@@ -130,6 +131,11 @@ class Controller:
         self.queue = CommandQueue(expand_motion=self._expand_motion)
         self.user_params: list[Block] = []
         self.motion_refusal = ""      # why the last mode-62 block could not expand
+        self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,
+                                     1000.0 / cfg.tick_hz) if cfg.motions else None
+        if self.motions is not None:
+            for motion_id, error in sorted(self.motions.errors.items()):
+                self.log.error("motion_refused", motion=motion_id, reason=error)
         self.now_ns = 0
         # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
         # queue is never empty, even when the first packet queues nothing.
@@ -301,14 +307,19 @@ class Controller:
 
     def _expand_motion(self, block: Block) -> list[Block] | None:
         """The steps of a mode-62 motion (SPEC §4.1): 110 runs the uploaded
-        Gait Params; the motion library arrives with the motions issue."""
+        Gait Params, other ids the configured motion library."""
         if block.gait_id == USER_GAIT:
             if not self.user_params:
                 self.motion_refusal = "motion 110 needs Gait Params uploaded on user_gait_file"
                 return None
             return [b.again() for b in self.user_params]
-        self.motion_refusal = f"motion {block.gait_id} is not in the motion library"
-        return None
+        if self.motions is None:
+            self.motion_refusal = "this robot has no motion library"
+            return None
+        steps = self.motions.expand(block.gait_id, self.queue.motion_id)
+        if steps is None:
+            self.motion_refusal = self.motions.why_missing(block.gait_id)
+        return steps
 
     def _on_goal(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)

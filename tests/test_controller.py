@@ -38,7 +38,7 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
     assert "refused" in rig.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 1), (22, 1), (62, 1),
+@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 1), (22, 1), (62, 99),
                                         (64, 1), (99, 1)])
 def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
     """Modes not built yet, unknown modes, a gait without a definition and
