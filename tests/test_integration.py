@@ -380,3 +380,17 @@ def test_trot_advances_global_to_robot_at_50_hz_and_a_goal_stops_on_target(daemo
     travelled = np.hypot(x1[0] - x0[0], x1[1] - x0[1])
     assert travelled == pytest.approx(0.5, abs=0.02)
     assert abs(np.arctan2(x1[1] - x0[1], x1[0] - x0[0]) - yaw0) < 0.05
+
+
+def test_motionctl_plays_a_sequence_of_motions(daemon):
+    """hi-five, sit, stretch and push-ups from a `motionctl play` file: every
+    motion runs (none dropped), in order, each reported as mode 62 to 100 %."""
+    _, client = daemon
+    played = motionctl("play", "config/sequences/motions.toml", "--timeout", "30", timeout=120)
+    assert played.returncode == 0, played.stdout + played.stderr
+    with client.lock:
+        shown = [(r.mode, r.gait_id, r.order_process_bar) for _, r in client.responses]
+    finished = [gait for mode, gait, bar in shown if mode == 62 and bar == 100]
+    order = [g for i, g in enumerate(finished) if i == 0 or finished[i - 1] != g]
+    assert order == [1, 3, 6, 34]
+    assert shown[-1][:2] == (7, 1)

@@ -354,9 +354,15 @@ def test_send_wait_requires_the_gait_too() -> None:
     assert "timeout: POSE_CTRL (21) gait 0 not finished within 2 s (last: POSE_CTRL (21) gait 3" in out
 
 
-def test_send_wait_mode_62_matches_motion_id_in_gait() -> None:
-    bus = FakeBus(FakeClock(), responses(0.3, 2.3, 62, 2))
-    assert send(bus, {"mode": 62, "gait_id": 2})[0] == mc.EXIT_OK
+def test_send_wait_mode_62_matches_motion_id_and_waits_for_the_motion_to_end() -> None:
+    clock = FakeClock()
+    # 62/2 at 100 % until 2.3 s, then the motion ends into the pose-hold filler.
+    script = responses(0.3, 2.3, 62, 2) + responses(2.32, 3.0, 21, 3, bar=100)
+    assert send(FakeBus(clock, script), {"mode": 62, "gait_id": 2})[0] == mc.EXIT_OK
+    assert 2.3 <= clock.now < 2.4
+    # Still in the motion at the timeout: not finished.
+    bus = FakeBus(FakeClock(), responses(0.3, 5.0, 62, 2, bar=100))
+    assert send(bus, {"mode": 62, "gait_id": 2}, timeout=2.0)[0] == mc.EXIT_TIMEOUT
 
 
 def test_send_wait_refused_after_100ms_of_ban_trans() -> None:

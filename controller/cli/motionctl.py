@@ -68,6 +68,7 @@ POLL_S = 0.01            # feedback poll period; LCM queues packets meanwhile
 BURST_SPACING_S = 0.01   # > one 2 ms tick, so each queued command is seen (SPEC §2.1)
 STATUS_LISTEN_S = 0.3    # controller_status comes at 10 Hz: three chances
 DONE_BAR = 95            # the official examples' "finished" threshold (SPEC §5.11)
+MOTION_MODE = 62
 BAN_HOLD_S = 0.1         # BAN_TRANS must persist this long to count as a refusal
 SETTLE_S = 0.05          # responses already in flight at send time describe the old command
 BATCH_TAIL_S = 0.1       # margin after the last queued block's nominal end
@@ -312,7 +313,10 @@ class CompletionTracker:
     Finished = the response shows the requested mode and gait with
     order_process_bar >= 95, as in the official examples (SPEC §5.11), but
     comparing the real gait (SPEC §10, pitfall 1). For mode 62 the response
-    reports 62 with gait_id = the motion id, so the same comparison holds.
+    reports 62 with gait_id = the motion id; a motion counts as finished only
+    once the response has also left 62 after that, because a new mode-62
+    command is dropped while a motion still runs (SPEC §3.2), so a sequence
+    of motions would otherwise lose every other one.
     Responses within SETTLE_S of the send may still describe the previous
     command, so they cannot complete it.
     """
@@ -326,12 +330,17 @@ class CompletionTracker:
         self.settle = settle
         self.ban = BanWatch()
         self.last: robot_control_response_lcmt | None = None
+        self.motion_nearly_done = False
 
     def feed(self, resp: robot_control_response_lcmt, now: float) -> Outcome | None:
         self.last = resp
         self.ban.feed(resp.switch_status, now)
         if (now - self.sent_at >= self.settle and resp.mode == self.mode
                 and resp.gait_id == self.gait_id and resp.order_process_bar >= DONE_BAR):
+            if self.mode != MOTION_MODE:
+                return Outcome.DONE
+            self.motion_nearly_done = True
+        elif self.motion_nearly_done and resp.mode != MOTION_MODE:
             return Outcome.DONE
         return self.check(now)
 
