@@ -39,6 +39,7 @@ from controller.logs import RateLimit, get_logger
 from controller.motions import MotionLibrary
 from controller.native import Kernel
 from controller.odometry import Odometry
+from controller.protocol import MOTION_MODE, USER_GAIT
 from controller.queue import CommandQueue
 from controller.usergait import parse_gait_def, parse_gait_params
 
@@ -52,13 +53,12 @@ RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
 ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
 GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
 STAND_GAIT = 1
+STILL = (0.0, 0.0, 0.0)
 MOTOR_CTRL_LOST_NS = 500_000_000
 CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
 USER_GAIT_HEADERS = {"# Gait Def": "def", "# Gait Params": "params"}
-USER_GAIT = 110
-MOTION_MODE = 62
 USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
 
 
@@ -410,11 +410,10 @@ class Controller:
         out = Outbox()
         ch = self.ch
         self.now_ns = now_ns
+        # Odometry: the body twist of the tick that just ended (zero when the
+        # state does not travel, which also zeroes the reported velocity).
         velocity = self.fsm.state.body_velocity()
-        if velocity is not None:   # the twist of the tick that just ended
-            self.odom.integrate(velocity, self.cfg.dt)
-        else:
-            self.odom.integrate((0.0, 0.0, 0.0), self.cfg.dt)
+        self.odom.integrate(STILL if velocity is None else velocity, self.cfg.dt)
         for channel, data in inbox:
             if channel == ch["joint_state"]:
                 self._on_joint_state(now_ns, data)

@@ -18,8 +18,8 @@ from controller.config import FsmTable
 # sim never enters) share their numbers with the switch_status codes 0-4.
 from controller.protocol import BAN_TRANS, EDAMP, ESTOP, TRANSITIONING
 from controller.protocol import DONE as NORMAL
+from controller.protocol import MOTION_MODE as MOTION
 
-MOTION = 62
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
 ESTOP_HOLD_TICKS = 2000

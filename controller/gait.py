@@ -105,8 +105,8 @@ class GaitGenerator:
         """Begin from joint positions q (legs, 3): feet where they are, at rest."""
         p = self.kin.forward(q)
         self.feet[:] = p[:, :2]
-        self.height = float(np.clip(-p[:, 2].mean() + self.kin.foot_radius,
-                                    0.5 * self.params.height_range[0], self.params.height_range[1]))
+        self.height = _clamp(self.kin.height_over(p[:, 2]),
+                             0.5 * self.params.height_range[0], self.params.height_range[1])
         self.v[:] = 0.0
         self.pitch = 0.0
         self.swinging[:] = False

@@ -92,8 +92,12 @@ class QuadrupedKinematics:
 
     def body_height(self, q: np.ndarray) -> float:
         """Height of the body origin above flat ground, standing on the lowest feet."""
-        z = self.forward(q)[:, 2]
-        return float(-np.mean(np.sort(z)[:3]) + self.foot_radius)
+        return self.height_over(self.forward(q)[:, 2])
+
+    def height_over(self, foot_z: np.ndarray) -> float:
+        """Body height over flat ground from the feet's body-frame z (the
+        three lowest carry the body)."""
+        return float(-np.mean(np.sort(foot_z)[:3]) + self.foot_radius)
 
     def stance_feet(self, height: float, x_offset: float = 0.0) -> np.ndarray:
         """Foot positions for a level body at `height` with feet under the hips,

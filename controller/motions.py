@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.block import ALL_LEGS, Block
+from controller.protocol import MOTION_MODE
 from controller.steps import StepContext, StepError, check_schedule, read_steps
 from controller.usergait import usergait_step
 
@@ -181,7 +182,7 @@ def load_motion(path: Path, root: Path | None = None, tick_ms: float = 2.0,
     blocks = reader.read(path)
     check_schedule(list(enumerate(blocks, start=1)), str(path), reader.warnings)
     for block in blocks:
-        if block.mode == 62:
+        if block.mode == MOTION_MODE:
             raise StepError(str(path), None, "type", "a motion cannot start another motion")
     if warnings is not None:
         warnings.extend(reader.warnings)

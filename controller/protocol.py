@@ -1,5 +1,10 @@
 """CyberDog 2 protocol constants shared by the daemon and its tools (SPEC §1.3, §5)."""
 
+# Mode 62 is not a state: the response's alias while a motion runs (SPEC §4.2);
+# 110 is the uploaded user gait, as a mode-11 gait and a mode-62 motion (SPEC §8).
+MOTION_MODE = 62
+USER_GAIT = 110
+
 # switch_status codes as the controller emits them.
 DONE, TRANSITIONING, ESTOP, EDAMP, LIFTED, BAN_TRANS, OVER_HEAT, LOW_BAT = range(8)
 SWITCH_STATUS_NAMES = {DONE: "DONE", TRANSITIONING: "TRANSITIONING", ESTOP: "ESTOP",

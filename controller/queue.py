@@ -6,10 +6,10 @@ from collections import deque
 from collections.abc import Callable
 
 from controller.block import FROM_COMMAND, FROM_INJECTED, FROM_MOTION, Block, filler_for
+from controller.protocol import MOTION_MODE as MOTION
+from controller.protocol import USER_GAIT
 
 TRANSITIONING = 1
-MOTION = 62
-USER_GAIT = 110
 LIE_SIDE_GAITS = (17, 18)
 LIE_SIDE_STAND_TICKS = 4
 

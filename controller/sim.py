@@ -37,7 +37,8 @@ Support = tuple[float, np.ndarray, np.ndarray]
 
 def _quadruped_support(kin: QuadrupedKinematics, q: np.ndarray) -> Support:
     legs = q[:12].reshape(4, 3)
-    return kin.body_height(legs), kin.forward(legs)[:, 2], kin.jacobian(legs)
+    z = kin.forward(legs)[:, 2]
+    return kin.height_over(z), z, kin.jacobian(legs)
 
 
 def _humanoid_support(kin: HumanoidLegKinematics, q: np.ndarray) -> Support:

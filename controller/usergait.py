@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from controller.block import Block
-from controller.gait_table import from_sections
+from controller.gait_table import MAX_SEGMENTS as MAX_PERIOD_SEGMENTS
+from controller.gait_table import SEGMENT_MS, from_sections
+from controller.protocol import MOTION_MODE
 from controller.steps import (
     FROM_MOTION,
     TICK_MS,
@@ -38,13 +40,10 @@ from controller.steps import (
 
 DEF_HEADER = "# Gait Def"          # SPEC §8.1: what the upload checks
 PARAMS_HEADER = "# Gait Params"
-SEGMENT_S = 0.030                  # one MPC segment: the Gait Def time unit (SPEC §8.2)
 MAX_SECTION_SEGMENTS = 1000        # 30 s per section
-MAX_PERIOD_SEGMENTS = 1000         # 30 s per cycle, as controller.gait_table allows
 MAX_SECTIONS = 256
 MAX_TEXT_CHARS = 256 * 1024        # an upload is parsed inside a tick: bound the work
 LOCOMOTION = 11
-MOTION = 62
 USER_GAIT_IDS = frozenset(range(80, 101)) | {110}   # SPEC §5.2
 
 LEGS = ("FR", "FL", "RR", "RL")          # SPEC conventions: leg i is bit i of a mask
@@ -89,13 +88,13 @@ class GaitDef:
         period = sum(s.segments for s in sections)
         if period > MAX_PERIOD_SEGMENTS:
             raise GaitDefError(f"the cycle is {period} segments; at most {MAX_PERIOD_SEGMENTS} "
-                               f"({MAX_PERIOD_SEGMENTS * SEGMENT_S:g} s) are allowed")
+                               f"({MAX_PERIOD_SEGMENTS * SEGMENT_MS / 1000:g} s) are allowed")
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "period_segments", period)
 
     @property
     def period_s(self) -> float:
-        return self.period_segments * SEGMENT_S
+        return self.period_segments * SEGMENT_MS / 1000
 
     def contact_table(self) -> np.ndarray:
         """The (period_segments, 4) bool contact table, True = stance, legs FR, FL, RR, RL.
@@ -242,7 +241,7 @@ def _params_step(ctx: StepContext) -> list[Block]:
     apply_command_fields(ctx)
     ctx.get_int("life_count", 32)   # the official converter may write it; never used
     mode = ctx.record.fields["mode"]
-    if mode == MOTION:
+    if mode == MOTION_MODE:
         raise ctx.error("mode", "62: a motion step cannot start another motion")
     if mode == 0:
         how = "" if had_mode else "missing, so it inherits "

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from controller.block import Block
-from controller.gait_table import GaitDefinition
+from controller.gait_table import SEGMENT_MS, GaitDefinition
 from controller.steps import StepError, read_steps
 from controller.usergait import (
-    SEGMENT_S,
     GaitDef,
     GaitDefError,
     GaitSection,
@@ -29,6 +28,8 @@ from controller.usergait import (
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gaits" / "user"
 T, F = True, False
+
+SEGMENT_S = SEGMENT_MS / 1000.0
 
 
 def definition(g):

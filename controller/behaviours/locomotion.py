@@ -24,11 +24,11 @@ from controller.block import Block
 from controller.gait import GaitCommand, GaitGenerator
 from controller.gait_table import GaitDefinition, load_gaits
 from controller.native import LINEAR
+from controller.protocol import USER_GAIT
 from controller.usergait import decode_user_gait
 
 STAND = 1
 BOUND = 7
-USER_GAIT = 110
 FIRST_MOTION_GAIT = 50        # gaits >= 50 leave at their next boundary, no extra cycle
 LIMIT_MARGIN = 0.02           # rad inside the joint limits
 VERTICAL_LEGS = 0x2           # value bit1

@@ -38,7 +38,7 @@ from controller.msgs import (
     robot_control_cmd_lcmt,
     robot_control_response_lcmt,
 )
-from controller.protocol import BAN_TRANS, TRANSITIONING
+from controller.protocol import BAN_TRANS, MOTION_MODE, TRANSITIONING
 from controller.protocol import SWITCH_STATUS_NAMES as SWITCH_STATUS
 from controller.sequence import (
     FieldError,
@@ -68,7 +68,6 @@ POLL_S = 0.01            # feedback poll period; LCM queues packets meanwhile
 BURST_SPACING_S = 0.01   # > one 2 ms tick, so each queued command is seen (SPEC §2.1)
 STATUS_LISTEN_S = 0.3    # controller_status comes at 10 Hz: three chances
 DONE_BAR = 95            # the official examples' "finished" threshold (SPEC §5.11)
-MOTION_MODE = 62
 BAN_HOLD_S = 0.1         # BAN_TRANS must persist this long to count as a refusal
 SETTLE_S = 0.05          # responses already in flight at send time describe the old command
 BATCH_TAIL_S = 0.1       # margin after the last queued block's nominal end
