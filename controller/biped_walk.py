@@ -44,6 +44,7 @@ from controller.humanoid_kinematics import (
     HumanoidConfigError,
     HumanoidLegKinematics,
 )
+from controller.odometry import wrap_angle
 
 LEFT, RIGHT = 1, -1           # also the side's sign along y
 SIDE_NAME = {LEFT: "left", RIGHT: "right"}
@@ -347,10 +348,8 @@ class QuinticWalk:
     def joint_targets(self, frame: WalkFrame) -> np.ndarray:
         """The 12 leg joint angles, right leg then left leg, each hip yaw, hip
         roll, hip pitch, knee, ankle pitch, ankle roll. Sets `ik_clipped`."""
-        qr, cr = self.kin.inverse_pose(frame.right, "right")
-        ql, cl = self.kin.inverse_pose(frame.left, "left")
-        self.ik_clipped = cr or cl
-        return np.concatenate((qr, ql))
+        q, self.ik_clipped = self.kin.inverse_legs(frame.right, frame.left)
+        return q
 
     # -- planning
 
@@ -473,7 +472,7 @@ class QuinticWalk:
         return WalkFrame(
             left=feet[LEFT], right=feet[RIGHT], support=SIDE_NAME[st.support],
             double_support=t < st.lift_off, phase=t / st.duration, velocity=velocity,
-            trunk=(trunk[0], trunk[1], trunk[2], 0.0, pitch, _wrap(yaw)))
+            trunk=(trunk[0], trunk[1], trunk[2], 0.0, pitch, wrap_angle(yaw)))
 
     def _rest_frame(self, velocity: Vec3 = (0.0, 0.0, 0.0)) -> WalkFrame:
         p = self.params
@@ -485,7 +484,7 @@ class QuinticWalk:
             left=self._to_torso((left[0], left[1], 0.0), left[2], trunk, tr[2], pitch),
             right=self._to_torso((right[0], right[1], 0.0), right[2], trunk, tr[2], pitch),
             support="both", double_support=True, phase=0.0, velocity=velocity,
-            trunk=(trunk[0], trunk[1], trunk[2], 0.0, pitch, _wrap(tr[2])))
+            trunk=(trunk[0], trunk[1], trunk[2], 0.0, pitch, wrap_angle(tr[2])))
 
     @staticmethod
     def _to_torso(foot: tuple[float, float, float], foot_yaw: float,
@@ -507,5 +506,3 @@ def _add(acc: list[float], v: Vec3, seconds: float) -> None:
         acc[i] += v[i] * seconds
 
 
-def _wrap(angle: float) -> float:
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi

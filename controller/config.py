@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from controller import goals  # the goal executor owns the speed-profile limits
 from controller.biped_walk import WalkParams, load_walk_params
 from controller.humanoid_kinematics import (
     LEG_SIDES,
@@ -88,7 +89,8 @@ class LocomotionConfig:
     default_gait: int = 3
     com_x: float = 0.0
     half_stride: tuple[float, float] = (0.12, 0.07)
-    goal_profile: tuple[float, float, float] = (0.5, 0.3, 0.5)  # m/s^2, m/s, rad/s
+    goal_profile: tuple[float, float, float] = (        # m/s^2, m/s, rad/s
+        goals.DEFAULT_MAX_ACC, goals.DEFAULT_MAX_SPEED, goals.DEFAULT_MAX_ROTATION)
 
 
 @dataclass(frozen=True)
@@ -555,9 +557,11 @@ def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:
 
 def _goal_profile(lr: _Reader) -> tuple[float, float, float]:
     acc, speed, rot = lr.vector("goal_profile", 3)
-    if not (0 < acc <= 5.0 and 0 < speed <= 2.0 and 0 < rot <= 4.0):
-        raise lr.fail("goal_profile", "expected max_acc (0, 5] m/s^2, max_speed (0, 2] m/s, "
-                                      f"max_rotation (0, 4] rad/s, got {[acc, speed, rot]}")
+    if not (0 < acc <= goals.LIMIT_ACC and 0 < speed <= goals.LIMIT_SPEED
+            and 0 < rot <= goals.LIMIT_ROTATION):
+        raise lr.fail("goal_profile", f"expected max_acc (0, {goals.LIMIT_ACC}] m/s^2, "
+                                      f"max_speed (0, {goals.LIMIT_SPEED}] m/s, max_rotation "
+                                      f"(0, {goals.LIMIT_ROTATION}] rad/s, got {[acc, speed, rot]}")
     return float(acc), float(speed), float(rot)
 
 

@@ -41,7 +41,12 @@ from controller.native import Kernel
 from controller.odometry import Odometry
 from controller.protocol import MOTION_MODE, USER_GAIT
 from controller.queue import CommandQueue
-from controller.usergait import parse_gait_def, parse_gait_params
+from controller.usergait import (
+    DEF_HEADER,
+    PARAMS_HEADER,
+    parse_gait_def,
+    parse_gait_params,
+)
 
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
 BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
@@ -58,7 +63,7 @@ MOTOR_CTRL_LOST_NS = 500_000_000
 CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
-USER_GAIT_HEADERS = {"# Gait Def": "def", "# Gait Params": "params"}
+USER_GAIT_HEADERS = {DEF_HEADER: "def", PARAMS_HEADER: "params"}
 USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
 
 

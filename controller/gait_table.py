@@ -88,29 +88,25 @@ class GaitDefinition:
 
 def _runs(contact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each (segment, leg): segments since the run containing it started,
-    and the run's length; runs wrap around the end of the cycle."""
+    and the run's length; runs wrap around the end of the cycle. Vectorised:
+    an uploaded Gait Def is turned into a table inside a tick."""
     segments, legs = contact.shape
-    start = np.zeros((segments, legs), dtype=np.int64)
-    length = np.zeros((segments, legs), dtype=np.int64)
+    index = np.arange(segments)
+    start = np.empty((segments, legs), dtype=np.int64)
+    length = np.empty((segments, legs), dtype=np.int64)
     for leg in range(legs):
         col = contact[:, leg]
-        if col.all() or not col.any():
-            start[:, leg] = np.arange(segments)
+        changes = np.flatnonzero(col != np.roll(col, 1))   # segments where a run begins
+        if len(changes) == 0:                                # one run: the whole cycle
+            start[:, leg] = index
             length[:, leg] = segments
             continue
-        # Begin the walk at a change, so no run is split by the wrap.
-        first = next(i for i in range(segments) if col[i] != col[i - 1])
-        i = 0
-        while i < segments:
-            seg0 = (first + i) % segments
-            n = 1
-            while n < segments and col[(seg0 + n) % segments] == col[seg0]:
-                n += 1
-            for k in range(n):
-                s = (seg0 + k) % segments
-                start[s, leg] = k
-                length[s, leg] = n
-            i += n
+        run_len = np.diff(np.append(changes, changes[0] + segments))
+        # The run containing segment s began at the last change at or before s;
+        # segments before the first change belong to the run that wraps.
+        which = np.searchsorted(changes, index, side="right") - 1
+        start[:, leg] = (index - changes[which]) % segments
+        length[:, leg] = run_len[which]
     return start, length
 
 

@@ -74,8 +74,8 @@ class Reason(enum.IntEnum):
     CANCELLED = 5
 
 
-# Speed-profile defaults until a SET_SPEED_PROFILE goal (the lead moves these
-# into config): gentle enough for any quadruped's locomotion to follow.
+# Speed-profile defaults (the robot config's `goal_profile` overrides them
+# until a SET_SPEED_PROFILE goal): gentle enough for any locomotion to follow.
 DEFAULT_MAX_ACC = 0.5        # m/s^2
 DEFAULT_MAX_SPEED = 0.3      # m/s
 DEFAULT_MAX_ROTATION = 0.5   # rad/s

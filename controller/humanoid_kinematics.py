@@ -185,6 +185,13 @@ class HumanoidLegKinematics:
         """`inverse` for a FootPose (rotation matrix instead of rpy)."""
         return self._solve(pose.position.tolist(), tuple(pose.rotation.ravel().tolist()), side)
 
+    def inverse_legs(self, right: FootPose, left: FootPose) -> tuple[np.ndarray, bool]:
+        """The 12 leg joints (right leg, then left) putting the soles at
+        `right` and `left`; True if the IK pulled a foot back into reach."""
+        qr, cr = self.inverse_pose(right, LEG_SIDES[0])
+        ql, cl = self.inverse_pose(left, LEG_SIDES[1])
+        return np.concatenate((qr, ql)), cr or cl
+
     def _solve(self, p: Sequence[float], r: Sequence[float], side: str) -> tuple[np.ndarray, bool]:
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = r
         hx, hy, hz = self._hip(side)

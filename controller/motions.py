@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.block import ALL_LEGS, Block
-from controller.protocol import MOTION_MODE
 from controller.steps import StepContext, StepError, check_schedule, read_steps
 from controller.usergait import usergait_step
 
@@ -41,12 +40,17 @@ def _gait_from_step(ctx: StepContext) -> None:
         ctx.record.fields["gait_id"] = gait
 
 
-def _support_and_body(ctx: StepContext) -> None:
-    """foot_support -> contact bits; body_cmd (roll pitch yaw x y z) -> rpy_des, pos_des."""
-    f = ctx.record.fields
+def _support(ctx: StepContext) -> None:
+    """foot_support (FR, FL, RR, RL) -> contact bits: bit i set when entry i > 0."""
     support = ctx.get_array("foot_support", 4)
     if support is not None:
-        f["contact"] = sum(1 << i for i, s in enumerate(support) if s > 0)
+        ctx.record.fields["contact"] = sum(1 << i for i, s in enumerate(support) if s > 0)
+
+
+def _support_and_body(ctx: StepContext) -> None:
+    """foot_support; body_cmd (roll pitch yaw x y z) -> rpy_des, pos_des; foot_pose."""
+    _support(ctx)
+    f = ctx.record.fields
     body = ctx.get_array("body_cmd", 6)
     if body is not None:
         f["rpy_des"], f["pos_des"] = body[:3], body[3:]
@@ -100,10 +104,8 @@ def _locomotion(mode: int) -> Callable[[StepContext], None]:
 
 def _jumpacc(ctx: StepContext) -> None:
     _set(ctx, 22, 4)
+    _support(ctx)
     f = ctx.record.fields
-    support = ctx.get_array("foot_support", 4)
-    if support is not None:
-        f["contact"] = sum(1 << i for i, s in enumerate(support) if s > 0)
     linear = ctx.get_array("x_acc_cmd", 3)
     angular = ctx.get_array("w_acc_cmd", 3)
     acc = list(f["acc_des"])
@@ -181,9 +183,6 @@ def load_motion(path: Path, root: Path | None = None, tick_ms: float = 2.0,
     reader = _Reader(root or path.parent, tick_ms)
     blocks = reader.read(path)
     check_schedule(list(enumerate(blocks, start=1)), str(path), reader.warnings)
-    for block in blocks:
-        if block.mode == MOTION_MODE:
-            raise StepError(str(path), None, "type", "a motion cannot start another motion")
     if warnings is not None:
         warnings.extend(reader.warnings)
     return blocks
@@ -201,7 +200,7 @@ class MotionLibrary:
             try:
                 self.motions[motion_id] = load_motion(directory / name, directory, tick_ms,
                                                       self.warnings)
-            except (StepError, ValueError) as exc:
+            except ValueError as exc:   # StepError, GaitDefError, ...
                 self.errors[motion_id] = str(exc)
 
     def expand(self, motion_id: int, previous_id: int) -> list[Block] | None:

@@ -51,8 +51,6 @@ class Odometry:
         self.vx = 0.0           # body frame, m/s
         self.vy = 0.0
         self.wz = 0.0           # rad/s
-        self.vx_world = 0.0     # odometry frame, m/s
-        self.vy_world = 0.0
         self.path_length = 0.0
         self.forward = 0.0
         self.turned = 0.0
@@ -77,9 +75,6 @@ class Odometry:
         self.y += sin_y * dx_b + cos_y * dy_b
         self.yaw = wrap_angle(self.yaw + theta)
         self.vx, self.vy, self.wz = vx, vy, wz
-        cos_y, sin_y = math.cos(self.yaw), math.sin(self.yaw)
-        self.vx_world = cos_y * vx - sin_y * vy
-        self.vy_world = sin_y * vx + cos_y * vy
         # For a constant twist the speed is constant along the arc.
         self.path_length += math.hypot(vx, vy) * dt
         self.forward += vx * dt
@@ -88,9 +83,15 @@ class Odometry:
     def set(self, x: float, y: float, yaw: float) -> None:
         """Move the odometry frame so the body is at (x, y, yaw); velocities and counters stay."""
         self.x, self.y, self.yaw = float(x), float(y), wrap_angle(float(yaw))
-        cos_y, sin_y = math.cos(self.yaw), math.sin(self.yaw)
-        self.vx_world = cos_y * self.vx - sin_y * self.vy
-        self.vy_world = sin_y * self.vx + cos_y * self.vy
+
+    @property
+    def vx_world(self) -> float:
+        """Body velocity in the odometry frame (derived: read at 50 Hz, not every tick)."""
+        return math.cos(self.yaw) * self.vx - math.sin(self.yaw) * self.vy
+
+    @property
+    def vy_world(self) -> float:
+        return math.sin(self.yaw) * self.vx + math.cos(self.yaw) * self.vy
 
     def fill(self, msg: Any, timestamp_ns: int) -> Any:
         """Write the state into a msgs.localization_lcmt (in place, no new lists) and return it.

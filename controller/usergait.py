@@ -27,7 +27,7 @@ import numpy as np
 from controller.block import Block
 from controller.gait_table import MAX_SEGMENTS as MAX_PERIOD_SEGMENTS
 from controller.gait_table import SEGMENT_MS, from_sections
-from controller.protocol import MOTION_MODE
+from controller.protocol import MOTION_MODE, USER_GAIT
 from controller.steps import (
     FROM_MOTION,
     TICK_MS,
@@ -44,7 +44,7 @@ MAX_SECTION_SEGMENTS = 1000        # 30 s per section
 MAX_SECTIONS = 256
 MAX_TEXT_CHARS = 256 * 1024        # an upload is parsed inside a tick: bound the work
 LOCOMOTION = 11
-USER_GAIT_IDS = frozenset(range(80, 101)) | {110}   # SPEC §5.2
+USER_GAIT_IDS = frozenset(range(80, 101)) | {USER_GAIT}   # SPEC §5.2
 
 LEGS = ("FR", "FL", "RR", "RL")          # SPEC conventions: leg i is bit i of a mask
 Contact = tuple[bool, bool, bool, bool]   # FR, FL, RR, RL; True = stance

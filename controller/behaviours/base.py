@@ -113,9 +113,7 @@ class HumanoidRobot(Robot):
     def legs_for(self, feet: tuple[FootPose, FootPose]) -> tuple[np.ndarray, bool]:
         """The 12 leg joints putting the soles at (right, left); True if the IK
         had to pull a foot back into reach."""
-        qr, cr = self.kin.inverse_pose(feet[0], LEG_SIDES[0])
-        ql, cl = self.kin.inverse_pose(feet[1], LEG_SIDES[1])
-        return np.concatenate((qr, ql)), cr or cl
+        return self.kin.inverse_legs(*feet)
 
 
 def make_robot(cfg: Config, kernel: Kernel) -> Robot:
