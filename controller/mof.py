@@ -273,11 +273,6 @@ class Motion:
     labels: Mapping[str, int]               # label -> index of the instruction after it
     label_lines: Mapping[str, int]
 
-    @property
-    def duration(self) -> float:
-        """Sum of the joint lines' durations, s (one straight pass)."""
-        return sum(i.duration for i in self.instructions if isinstance(i, JointLine))
-
 
 def parse_mof(text: str, source: str, columns: MofColumns) -> Motion:
     """Parse and check one .mof file; raise MofError naming source, line and reason.
@@ -489,12 +484,6 @@ class MotionNet:
                 lines.append(pos)
             pos = (pos[0], pos[1] + 1)
         return Plan(duration, tuple(lines), pos[0] == EXTERN)
-
-    def duration(self, request: str) -> float:
-        """Time from entering the net with `request` to leaving it or to the
-        first repeat of a loop, s."""
-        entry = self.entry(request)
-        return 0.0 if entry is None else self.plan(entry, request).duration
 
 
 def _link_errors(motions: Mapping[str, Motion], extern: Motion) -> list[tuple[str, MofError]]:
