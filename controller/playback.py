@@ -1,0 +1,97 @@
+"""One face for everything that plays a motion file into the kernel.
+
+Keyframe scripts (controller/scripts.py) and .mof motion nets
+(controller/mof.py) each have their own player with its own time rule:
+scripts count whole ticks (frame durations are rounded to ticks at load),
+a .mof net keeps its millisecond durations on the float clock. Both are
+driven from the same controller clock, `tick * dt` seconds, so they meet
+the same kernel times; a Playback hides the difference from the director
+and the scripted modes.
+
+    pb.start(kernel, tick, q_cmd, q_meas)   raises ValueError if it cannot
+                                            start from here (too fast, ...)
+    pb.step(tick, q_meas) -> Position       every tick, before kernel.step
+    pb.done                                 True once it has finished
+
+Pure: writes kernel segments and gains, reads nothing else.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from controller.native import Kernel
+from controller.scripts import Script, ScriptPlayer
+
+
+class Position(NamedTuple):
+    part: str        # the script (of a chain) or .mof motion playing now
+    frame: int       # 1-based frame of that part, or the .mof source line
+    progress: int    # 0..100 of the whole playback
+
+
+class Playback(Protocol):
+    name: str                 # what was requested, e.g. "Stand+KickRight"
+    indices: np.ndarray       # kernel joint indices it drives
+
+    @property
+    def done(self) -> bool: ...
+
+    def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None: ...
+
+    def step(self, tick: int, q_meas: np.ndarray) -> Position: ...
+
+
+class ScriptPlayback:
+    """A (possibly chained, retimed, mirrored) keyframe script."""
+
+    def __init__(self, script: Script, joint_index: dict[str, int], limits: object,
+                 dt: float) -> None:
+        self.script = script
+        self.name = script.name
+        self.indices = np.array(sorted(joint_index[n] for n in script.joints), dtype=np.intp)
+        self._joint_index = joint_index
+        self._limits = limits
+        self._dt = dt
+        self._player: ScriptPlayer | None = None
+        self._t0 = 0
+        self.position = Position(script.parts[0].name, 1, 0)
+
+    @property
+    def done(self) -> bool:
+        return self._player is None or self._player.done
+
+    @property
+    def total_ticks(self) -> int:
+        return self.script.total_ticks
+
+    def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None:
+        player = ScriptPlayer(kernel, self._joint_index, self._dt, limits=self._limits)
+        player.start(self.script, tick, q_cmd)   # ScriptError (a ValueError) if it cannot
+        self._player = player
+        self._t0 = tick
+        self._update()
+
+    def step(self, tick: int, q_meas: np.ndarray) -> Position:
+        assert self._player is not None, "start() first"
+        self._player.step(tick, q_meas)
+        return self._update()
+
+    def _update(self) -> Position:
+        assert self._player is not None
+        state = self._player.state
+        part, frame = self.script.locate(state.frame)
+        self.position = Position(part, frame + 1, state.progress)
+        return self.position
+
+    def parts_done(self, tick: int) -> int:
+        """How many scripts of the chain have played to their end by `tick`."""
+        done_ticks = tick - self._t0
+        count, end, k = 0, 0, 0
+        for part in self.script.parts:
+            end += sum(f.duration_ticks for f in self.script.frames[k:k + part.frames])
+            k += part.frames
+            if done_ticks >= end:
+                count += 1
+        return count
