@@ -17,6 +17,7 @@ FROM_FILLER = "filler"
 FROM_INJECTED = "injected"
 FROM_GOAL = "goal"           # a motion_goal move drives mode 11
 FROM_MOTION = "motion"       # a step of a mode-62 motion; counts as a command (SPEC §4.3)
+FROM_SCRIPT = "script"       # a full-body script request plays in the script mode
 
 FILLER_TICKS = 200  # 400 ms (SPEC §3.4)
 ALL_LEGS = 0x0F
@@ -40,6 +41,8 @@ class Block:
     duration: int = 0          # ticks; 0 = continuous
     life_count: int = 0
     source: str = FROM_COMMAND
+    # The director's ScriptRun a FROM_SCRIPT block plays (the script mode).
+    script: Any = field(default=None, compare=False)
     # A fresh id per block, so behaviours can tell a new block from the same one.
     uid: int = field(default_factory=lambda: next(_block_ids), compare=False)
 

@@ -124,6 +124,36 @@ class MotionsConfig:
 
 
 @dataclass(frozen=True)
+class ScriptedModeConfig:
+    """A mode that plays keyframe scripts (CyberDog 64, 16, 22): gait id ->
+    the scripts played back to back. `progress` is "parts" (each finished
+    script adds its share: 25/50/75/100 for four) or "end" (0 until the last
+    frame, then 100 after `settle_ms`, e.g. a jump's landing delay)."""
+    gaits: dict[int, tuple[str, ...]]
+    progress: str
+    settle_ms: float
+
+
+# Command sources in the CyberDog order (SPEC §2.2: motor_ctrl before
+# robot_control_cmd); motion goals below both. Script requests carry their
+# own priority (scripts.default_priority when they give none).
+DEFAULT_PRIORITIES = {"motor_ctrl": 30, "robot_control_cmd": 20, "motion_goal": 10}
+PRIORITY_RANGE = (1, 100)
+SCRIPT_PROGRESS = ("parts", "end")
+
+
+@dataclass(frozen=True)
+class ScriptsConfig:
+    """Keyframe scripts: where they live, how they mirror, who may run them."""
+    directories: tuple[Path, ...]
+    default_priority: int
+    mode: int | None                       # the FSM mode full-body scripts run in
+    mirror_pairs: tuple[tuple[str, str], ...]
+    mirror_negate: frozenset[str]
+    modes: dict[int, ScriptedModeConfig]   # scripted FSM modes (64, 16, 22)
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -150,6 +180,11 @@ class Config:
     walk: WalkConfig | None = None               # biped walk
     motions: MotionsConfig | None = None         # mode-62 step-list motions
     sim: dict[str, Any] = field(default_factory=dict)
+    # Limbs: joint groups a script can own while the mode drives the others
+    # (the humanoid's `group`s, the quadruped's legs).
+    limbs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    scripts: ScriptsConfig | None = None
+    priorities: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
 
     @property
     def num_joints(self) -> int:
@@ -304,6 +339,7 @@ def load_config(path: str | Path | None = None) -> Config:
                  "motor_ctrl_state", "joint_cmd", "joint_state", "status", "global_to_robot",
                  "motion_goal", "motion_event"):
         channels[name] = cr.get(name, str)
+    channels["script_request"] = cr.get("script_request", str, "script_request")
     lcm_cfg = LcmConfig(
         lan=lr.get("lan", bool, False),
         group=lr.get("group", str),
@@ -315,6 +351,7 @@ def load_config(path: str | Path | None = None) -> Config:
     fsm_path = path.parent / r.get("fsm", str)
     fsm = _load_fsm(fsm_path)
     body = _quadruped(r, path) if kind == "quadruped" else _humanoid(r, path)
+    scripts = _scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
     return Config(
         path=path,
         robot=r.get("robot", str),
@@ -325,8 +362,73 @@ def load_config(path: str | Path | None = None) -> Config:
         fsm=fsm,
         motions=_motions(r, path) if "motions" in r.data else None,
         sim=r.get("sim", dict, {}),
+        scripts=scripts,
+        priorities=_priorities(r),
         **body,
     )
+
+
+def _priorities(r: _Reader) -> dict[str, int]:
+    priorities = dict(DEFAULT_PRIORITIES)
+    if "priorities" in r.data:
+        pr = r.sub("priorities")
+        for source in pr.data:
+            if source not in DEFAULT_PRIORITIES:
+                raise pr.fail(str(source), f"unknown command source (known: "
+                                           f"{', '.join(DEFAULT_PRIORITIES)})")
+            priorities[source] = int(pr.number(source, *PRIORITY_RANGE))
+    return priorities
+
+
+def _scripts(r: _Reader, path: Path, names: list[str], fsm: FsmTable) -> ScriptsConfig:
+    sr = r.sub("scripts")
+    directories = []
+    for i, d in enumerate(sr.get("directories", list)):
+        directory = (path.parent / str(d)).resolve()
+        if not isinstance(d, str) or not directory.is_dir():
+            raise sr.fail(f"directories[{i}]", f"{directory} is not a directory")
+        directories.append(directory)
+    mode = sr.get("mode", int, None)
+    if mode is not None and mode not in fsm.names:
+        raise sr.fail("mode", f"{mode} is not a mode of {path.parent / r.get('fsm', str)}")
+    pairs: list[tuple[str, str]] = []
+    negate: frozenset[str] = frozenset()
+    if "mirror" in sr.data:
+        mr = sr.sub("mirror")
+        left, right = mr.get("prefixes", list, ["l_", "r_"])
+        pairs = [(n, right + n[len(left):]) for n in names
+                 if n.startswith(left) and right + n[len(left):] in names]
+        for extra in mr.get("pairs", list, []):
+            if not (isinstance(extra, list) and len(extra) == 2):
+                raise mr.fail("pairs", f"expected [joint, joint] pairs, got {extra!r}")
+            pairs.append((str(extra[0]), str(extra[1])))
+        negate = frozenset(str(n) for n in mr.get("negate", list, []))
+        unknown = sorted({n for p in pairs for n in p} - set(names) | negate - set(names))
+        if unknown:
+            raise mr.fail("negate" if set(unknown) & negate else "pairs",
+                          f"unknown joints {unknown}")
+    modes: dict[int, ScriptedModeConfig] = {}
+    if "modes" in sr.data:
+        mr = sr.sub("modes")
+        for m in mr.data:
+            if m not in fsm.names:
+                raise mr.fail(str(m), "not a mode of the FSM table")
+            er = mr.sub(m)
+            gaits = {}
+            for gait, chain in er.get("gaits", dict).items():
+                chain = [chain] if isinstance(chain, str) else chain
+                if isinstance(gait, bool) or not isinstance(gait, int) or not isinstance(chain, list) \
+                        or not chain or not all(isinstance(c, str) for c in chain):
+                    raise er.fail(f"gaits.{gait}", "expected `<gait id>: <script>` or a list of scripts")
+                gaits[gait] = tuple(chain)
+            progress = er.get("progress", str, "end")
+            if progress not in SCRIPT_PROGRESS:
+                raise er.fail("progress", f"{progress!r} is not one of {SCRIPT_PROGRESS}")
+            modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0))
+    return ScriptsConfig(
+        directories=tuple(directories),
+        default_priority=int(sr.number("default_priority", *PRIORITY_RANGE, 15)),
+        mode=mode, mirror_pairs=tuple(pairs), mirror_negate=negate, modes=modes)
 
 
 def _motions(r: _Reader, path: Path) -> MotionsConfig:
@@ -402,6 +504,7 @@ def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
 
     mr = r.sub("motor_ctrl")
     return {
+        "limbs": {leg: tuple(range(3 * i, 3 * i + 3)) for i, leg in enumerate(legs)},
         "legs": legs,
         "joint_names": names,
         "q_min": q_min_a,
@@ -490,6 +593,7 @@ def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
     stand_height = r.number("stand_height", 0.05, 3.0)
     walk = _walk(r, path, geometry, stand_height)
     return {
+        "limbs": {g: tuple(idx) for g, idx in members.items()},
         "legs": list(LEG_SIDES),
         "joint_names": names,
         "q_min": q_min_a,

@@ -29,11 +29,20 @@ from controller.behaviours.off import Off
 from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
-from controller.block import FROM_GOAL, FROM_MOTOR, FROM_TIMEOUT, Block
+from controller.behaviours.scripted import ScriptedMode
+from controller.block import FROM_GOAL, FROM_MOTOR, FROM_SCRIPT, FROM_TIMEOUT, Block
 from controller.config import Config
+from controller.director import SAFETY_MODES, Director, ScriptRun
 from controller.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.gait_table import GaitDefinition
-from controller.goals import EventKind, GoalExecutor, SpeedProfile, to_msg
+from controller.goals import (
+    Event,
+    EventKind,
+    GoalExecutor,
+    Reason,
+    SpeedProfile,
+    to_msg,
+)
 from controller.intake import Intake
 from controller.logs import RateLimit, get_logger
 from controller.motions import MotionLibrary
@@ -60,6 +69,7 @@ GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
 STAND_GAIT = 1
 STILL = (0.0, 0.0, 0.0)
 MOTOR_CTRL_LOST_NS = 500_000_000
+MOVE_GOALS = (1, 2)           # motion_goal_t kinds that walk (need the legs)
 CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
@@ -103,6 +113,9 @@ class Outbox:
 
 
 # Types whose encoding has one size; any other length is rejected before decoding.
+STAND_MODE = 12              # where the robot goes when a full-body script ends
+# Which config `priorities` entry each block source counts as.
+SOURCE_PRIORITY = {FROM_MOTOR: "motor_ctrl", FROM_GOAL: "motion_goal"}
 FIXED_SIZES = {kind: len(kind().encode()) for kind in (
     msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt, msgs.motion_goal_t)}
 
@@ -129,7 +142,8 @@ class Controller:
         self.robot = make_robot(cfg, self.kernel)
         self.kin = self.robot.kin
         kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ())
-        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds})
+        self.director = Director(cfg, self.kernel)
+        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
         # the humanoid reports the feet its motion plans on the ground.
         self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
@@ -184,6 +198,26 @@ class Controller:
         self.goal_gait = loco.default_gait if loco else STAND_GAIT
         self.events: list = []
         self.battery_v: float | None = None
+        self.script_holds: set[int] = set()   # overlays already logged as outranking the mode
+
+    def _scripted_modes(self) -> dict[int, Behaviour]:
+        """Modes that replay scripts (64, 16, 22) and the script mode; each
+        script and chain is checked now, and a bad one is logged and refused."""
+        sc = self.cfg.scripts
+        for error in self.director.library.errors:
+            self.log.error("script_refused", file=error.where, reason=str(error))
+        if sc is None:
+            return {}
+        modes: dict[int, Behaviour] = {}
+        for mode, mode_cfg in sc.modes.items():
+            behaviour = ScriptedMode(self.robot, mode, mode_cfg, self.director.library)
+            for gait, reason in sorted(behaviour.errors.items()):
+                self.log.error("scripted_gait_refused", mode=mode, gait=gait, reason=reason)
+            modes[mode] = behaviour
+        if sc.mode is not None:
+            modes[sc.mode] = ScriptedMode(self.robot, sc.mode, None, self.director.library,
+                                          self.director)
+        return modes
 
     # -- intake ------------------------------------------------------------------
     def _reject_packet(self, now_ns: int, channel: str, reason: str) -> None:
@@ -246,6 +280,12 @@ class Controller:
             block = result.block
             self.log.debug("command", mode=block.mode, gait=block.gait_id,
                            life_count=block.life_count, duration_ticks=block.duration)
+            outranked = self._outranked_by_script("robot_control_cmd", block.mode)
+            if outranked:
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"command mode {block.mode} refused: {outranked}",
+                            "command_refused")
+                return
             if self.goals.active:
                 self.events += self.goals.preempt(
                     now_ns, f"robot_control_cmd mode {block.mode} took over", self.odom)
@@ -330,6 +370,13 @@ class Controller:
         msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)
         if msg is None:
             return
+        outranked = self._outranked_by_script("motion_goal", 11)
+        if outranked and msg.kind in MOVE_GOALS:
+            text = f"refused: {outranked}"
+            self._error(now_ns, f"motion goal {msg.goal_id}: {text}", "goal_refused")
+            self.events.append(Event(EventKind.GOAL_DONE, msg.goal_id, msg.kind, Reason.REFUSED,
+                                     text=text[:200]))
+            return
         events = self.goals.on_goal(msg, now_ns, self.odom)
         for e in events:
             if e.kind == EventKind.GOAL_DONE and e.reason and e.text:
@@ -354,6 +401,8 @@ class Controller:
             self.queue.replace_all(Block(mode=7 if self.fsm.mode != 0 else 0, source=FROM_TIMEOUT))
             return
         motor_fresh = self.motor_msg is not None and now_ns - self.motor_rx_ns < MOTOR_CTRL_LOST_NS
+        if motor_fresh and self._outranked_by_script("motor_ctrl", 15):
+            motor_fresh = False
         if motor_fresh:
             refusal = self.fsm.why_refused(15)
             if refusal is None:
@@ -362,6 +411,10 @@ class Controller:
                 return
             self._error(now_ns, f"motor_ctrl ignored: {refusal}", "motor_ctrl_ignored")
         if self._goal_source(now_ns):
+            return
+        body = self.director.body
+        if body is not None and not body.ended and self.last_active.script is body:
+            self.timed_out = False      # a full-body script keeps the robot commanded
             return
         if self.intake.fresh(now_ns):
             self.timed_out = False
@@ -409,6 +462,124 @@ class Controller:
             self.override_count = 0
             self.queue.override = None
 
+    # -- scripts (controller/director.py) ------------------------------------------------
+    def _on_script_request(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["script_request"], msgs.script_request_t, data)
+        if msg is None:
+            return
+        refusal = self.director.request(msg, now_ns, self.epoch_offset_ns)
+        if refusal:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, f"script request {msg.request_id} refused: {refusal}",
+                        "script_refused")
+
+    def _priority(self, block: Block) -> int | None:
+        """The priority of the motion `block` drives; None for the safety
+        fallbacks (timeout, OFF, damper), which nothing outranks."""
+        if block.source == FROM_TIMEOUT or block.mode in SAFETY_MODES or self.shutting_down:
+            return None
+        if block.script is not None:
+            return int(block.script.priority)
+        if block.source == FROM_SCRIPT:
+            return self.cfg.scripts.default_priority if self.cfg.scripts else None
+        return self.cfg.priorities[SOURCE_PRIORITY.get(block.source, "robot_control_cmd")]
+
+    def _outranked_by_script(self, source: str, mode: int) -> str | None:
+        """Why `source` may not take over now (a full-body script of equal or
+        higher priority plays), or None. OFF and the damper are never refused."""
+        body = self.director.body
+        if mode in SAFETY_MODES or body is None or body.ended:
+            return None
+        mine = self.cfg.priorities[source]
+        if body.priority < mine:
+            return None
+        return (f"script {body.name} (request {body.request_id}) plays at priority "
+                f"{body.priority}, {source} has {mine}")
+
+    def _safety_state(self) -> bool:
+        return self.fsm.mode in SAFETY_MODES or self.fsm.operating in (EDAMP, ESTOP) \
+            or self.shutting_down
+
+    def _start_scripts(self, now_ns: int) -> None:
+        """Start the script requests whose time has come, or refuse them."""
+        for run in self.director.due(now_ns):
+            refusal = self._start_script(run, now_ns)
+            if refusal:
+                self.director.refuse(run, refusal)
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"script request {run.request_id} refused: {refusal}",
+                            "script_refused")
+
+    def _start_script(self, run: ScriptRun, now_ns: int) -> str | None:
+        fsm = self.fsm
+        name = self.cfg.fsm.name(fsm.mode)
+        if self._safety_state():
+            return f"the robot is in {name}; scripts play only on a robot that is up"
+        if not fsm.measured:
+            return "no joint_state has been received yet"
+        blocked = self.director.blocking(run)
+        if blocked:
+            return blocked
+        busy = fsm.state.limbs_in_use()
+        busy = self.director.all_limbs if busy is None else busy
+        if not run.limbs & busy:
+            self.director.preempt_for(run)
+            self.director.start_overlay(run, self.tick, self.q)
+            return None
+        limbs = ", ".join(sorted(run.limbs & busy))
+        mode_priority = self._priority(self.last_active)
+        if mode_priority is not None and mode_priority >= run.priority:
+            return (f"{limbs}: driven by {name} from {self.last_active.source} "
+                    f"(priority {mode_priority} >= {run.priority})")
+        script_mode = self.cfg.scripts.mode if self.cfg.scripts else None
+        if script_mode is None:
+            return f"{limbs}: driven by {name}, and this robot has no script mode"
+        if fsm.mode != script_mode:
+            refusal = fsm.why_refused(script_mode, Block(mode=script_mode, script=run))
+            if refusal:
+                return refusal
+        self.director.preempt_for(run, everything_of_body=True)
+        run.overlay = False
+        self.director.body = run
+        if self.goals.active:
+            self.events += self.goals.preempt(now_ns, f"script {run.name} took over", self.odom)
+        self.queue.replace_all(Block(mode=script_mode, source=FROM_SCRIPT, script=run))
+        return None
+
+    def _script_tick(self, now_ns: int, ctx: TickContext, active: Block) -> None:
+        """After the state has run: the full-body script's end, safety
+        cancels, and the overlays on top of the state's joints."""
+        director = self.director
+        name = self.cfg.fsm.name(self.fsm.mode)
+        if self._safety_state():
+            director.cancel_all(f"the robot entered {name}")
+        body = director.body
+        if body is not None:
+            if body.ended:
+                director.body = None
+            elif active.script is not body:
+                director.body = None
+                director.end(body, Reason.PREEMPTED,
+                               f"{active.source} mode {active.mode} took over")
+            elif body.started and body.playback.done and self.fsm.state.ready():
+                director.body = None
+                director.end(body, Reason.FINISHED, "played to its last frame")
+            if director.body is None and active.script is body:
+                # Finished or cancelled: stand, and the command timeout starts now.
+                self.queue.replace_all(Block(mode=STAND_MODE, source=FROM_SCRIPT))
+                self.intake.last_rx_ns = now_ns
+        limbs = self.fsm.state.limbs_in_use()
+        limbs = director.all_limbs if limbs is None else limbs
+        priority = None if self._safety_state() else self._priority(active)
+        for run in director.overlays:
+            if run.limbs & limbs and priority is not None and run.priority > priority \
+                    and run.request_id not in self.script_holds:
+                self.script_holds.add(run.request_id)
+                self.log.info("script_keeps_limbs", script=run.name, request=run.request_id,
+                              limbs=sorted(run.limbs & limbs), mode=name,
+                              priority=run.priority, mode_priority=priority)
+        director.step_overlays(ctx.tick, ctx.q, limbs, priority, f"mode {self.fsm.mode} {name}")
+
     # -- the tick ---------------------------------------------------------------------
     def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
              timing: Timing | None = None) -> Outbox:
@@ -430,6 +601,9 @@ class Controller:
                 self._on_user_gait(now_ns, data, out)
             elif channel == ch["motion_goal"]:
                 self._on_goal(now_ns, data)
+            elif channel == ch["script_request"]:
+                self._on_script_request(now_ns, data)
+        self._start_scripts(now_ns)
         self._select_source(now_ns)
         previous_status = self.last_reported[2]
         active = self.queue.process(previous_status)
@@ -444,6 +618,7 @@ class Controller:
             self.fsm.reset_off(ctx)
         else:
             self.fsm.step(ctx)
+        self._script_tick(now_ns, ctx, active)
         self.kernel.step(t)
 
         reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
@@ -514,7 +689,7 @@ class Controller:
         if self.tick % ODOMETRY_EVERY == 0:
             self.odom.fill(self.localization, now_ns + self.epoch_offset_ns)
             out.add("joint", self.ch["global_to_robot"], self.localization.encode())
-        for event in self.events:
+        for event in self.events + self.director.take_events():
             out.add("command", self.ch["motion_event"], to_msg(event, utime).encode())
         self.events.clear()
 
@@ -571,4 +746,9 @@ class Controller:
         s.lateness_max_us = tm.lateness_max_us
         s.loop_p99_us = tm.loop_p99_us
         s.last_error = c.last_error[:200]
+        s.script, s.script_progress = self.director.status()
+        state = self.fsm.state
+        if not s.script and isinstance(state, ScriptedMode) and state.playback is not None:
+            pos = state.playback.position   # a scripted mode (64, 16, 22)
+            s.script, s.script_progress = f"{pos.part} frame {pos.frame}", pos.progress
         return s

@@ -61,10 +61,12 @@ class EventKind(enum.IntEnum):
     AREA_ENTERED = 3
     BATTERY_LOW = 4
     ACCEPTED = 5
+    SCRIPT_STARTED = 6     # script requests (controller/director.py)
+    SCRIPT_DONE = 7
 
 
 class Reason(enum.IntEnum):
-    """motion_event_t.reason, set for GOAL_DONE only."""
+    """motion_event_t.reason, set for GOAL_DONE and SCRIPT_DONE only."""
 
     NONE = 0
     REACHED = 1
@@ -72,6 +74,7 @@ class Reason(enum.IntEnum):
     PREEMPTED = 3
     REFUSED = 4
     CANCELLED = 5
+    FINISHED = 6           # SCRIPT_DONE: played to its last frame
 
 
 # Speed-profile defaults (the robot config's `goal_profile` overrides them

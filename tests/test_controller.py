@@ -38,10 +38,11 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
     assert "refused" in rig.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 1), (22, 1), (62, 99),
+@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 2), (22, 2), (62, 99),
                                         (64, 1), (99, 1)])
 def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
-    """Modes not built yet, unknown modes, a gait without a definition and
+    """Unknown modes, gaits without a script or definition (jump 2, force jump 2,
+    two-leg 1) and
     gait 110 before any upload: status 5 and no motion."""
     q_before = standing.ctl.kernel.pos.copy()
     standing.send(mode, gait, duration=0)
@@ -443,7 +444,7 @@ def test_a_first_packet_that_queues_nothing_leaves_the_robot_off(rig, first):
 def test_edamp_reports_3_even_after_a_refusal(standing):
     standing.send(3, 0, pos_des=[0, 0, 0.24])
     standing.run(20)
-    standing.send(16, 1)          # refused: status 5
+    standing.send(16, 2)          # no such jump: refused, status 5
     standing.run(20)
     assert standing.last.switch_status == BAN_TRANS
     js = msgs.joint_state_t()

@@ -105,12 +105,13 @@ def test_lcm_block_matches_the_quadruped(cfg):
 
 def test_fsm_table(cfg):
     fsm = yaml.safe_load((CONFIG.parent / cfg["fsm"]).read_text())
-    assert set(fsm["modes"]) == {0, 7, 11, 12, 21}
+    assert set(fsm["modes"]) == {0, 7, 11, 12, 21, 60}
     assert all(isinstance(m["name"], str) for m in fsm["modes"].values())
     t = {src: (set(e.get("immediate", [])), set(e.get("when_ready", [])))
          for src, e in fsm["transitions"].items()}
-    assert t == {0: ({7, 12}, set()), 7: ({0, 12}, set()), 12: ({0, 7}, {11, 21}),
-                 21: ({0, 7, 11, 12}, set()), 11: ({0}, {7, 12, 21})}
+    assert t == {0: ({7, 12}, set()), 7: ({0, 12}, set()), 12: ({0, 7}, {11, 21, 60}),
+                 21: ({0, 7, 11, 12, 60}, set()), 11: ({0}, {7, 12, 21, 60}),
+                 60: ({0, 7, 12}, {11, 21})}
 
 
 def test_poses_are_flat_footed_and_stand_is_the_ik_at_stand_height(cfg, kin):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from controller.block import Block
-from controller.config import Config, Geometry
+from controller.config import HUMANOID_LEG_GROUPS, Config, Geometry
 from controller.humanoid_kinematics import (
     LEG_SIDES,
     FootPose,
@@ -93,6 +93,7 @@ class HumanoidRobot(Robot):
     and head have no task of their own and hold their stand pose."""
     kin: HumanoidLegKinematics
     LEGS = slice(0, 12)
+    LEG_LIMBS = frozenset(HUMANOID_LEG_GROUPS)
 
     def stand_pose(self) -> np.ndarray:
         return self.cfg.poses["stand"].copy()
@@ -220,6 +221,11 @@ class Behaviour:
     def planned_contact(self) -> int | None:
         """Feet the motion plans on the ground, bit i = leg i; None when the
         state plans no steps (all feet down as far as it is concerned)."""
+        return None
+
+    def limbs_in_use(self) -> frozenset[str] | None:
+        """The limbs (config `limbs`) this state drives now; None: all of
+        them. A script may play on the others beside it (director.py)."""
         return None
 
     def body_velocity(self) -> np.ndarray | None:

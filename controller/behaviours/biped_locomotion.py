@@ -126,3 +126,6 @@ class BipedLocomotion(Behaviour):
         if frame is None or frame.double_support:
             return None
         return RIGHT_SOLE if frame.support == "right" else LEFT_SOLE
+
+    def limbs_in_use(self) -> frozenset[str]:
+        return self.robot.LEG_LIMBS   # the walk swings no arms

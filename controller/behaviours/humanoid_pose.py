@@ -48,3 +48,6 @@ class HumanoidPose(PoseCtrl):
         q = self.q_block.copy()
         q[self.robot.LEGS], _ = self.robot.legs_for((right, left))
         return self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
+
+    def limbs_in_use(self) -> frozenset[str]:
+        return self.robot.LEG_LIMBS   # arms and head hold their stand pose

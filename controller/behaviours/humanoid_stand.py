@@ -63,3 +63,7 @@ class HumanoidStand(RecoveryStand):
     def _stage_target(self, target: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # No abad rule on a biped: the target only stays inside the limits.
         return self.robot.inside_limits(target, 0.0, start), self.kp
+
+    def limbs_in_use(self) -> frozenset[str] | None:
+        # Every joint while standing up; once standing, only the legs hold.
+        return self.robot.LEG_LIMBS if self.ready() else None

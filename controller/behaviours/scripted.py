@@ -1,0 +1,131 @@
+"""Modes that replay keyframe scripts: CyberDog 64, 16 and 22, and the script mode.
+
+The reference's two-leg stand (64), jumps (16) and force jump (22) are
+dynamic motions: offline-optimised trajectories and force control. motiond
+has no body dynamics to optimise against, so each is a keyframe script
+(config/scripts/<robot>/, checked at load against the joint limits and
+velocity limits) played from the entry pose: a kinematic approximation
+with the reference's stages, durations and progress rule (SPEC §5.11,
+§6.6-§6.8). Config `scripts.modes` maps each gait id to its scripts.
+
+The same behaviour is the robot's script mode (config `scripts.mode`, e.g.
+60 SCRIPT on the humanoid): it plays whatever full-body script request the
+director put in the block.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.block import Block
+from controller.config import ScriptedModeConfig
+from controller.playback import ScriptPlayback
+from controller.scripts import Script
+
+if TYPE_CHECKING:
+    from controller.director import Director, ScriptLibrary
+
+ENTRY_TOLERANCE = np.radians(8.0)   # as modes 21 and 3: no jump on entry
+
+
+class ScriptedMode(Behaviour):
+    def __init__(self, robot: Robot, mode: int, mode_cfg: ScriptedModeConfig | None,
+                 library: ScriptLibrary, director: Director | None = None) -> None:
+        super().__init__(robot)
+        self.mode = mode
+        self.mode_cfg = mode_cfg
+        self.director = director
+        self.name = robot.cfg.fsm.name(mode)
+        self.joint_index = {n: i for i, n in enumerate(robot.cfg.joint_names)}
+        # Every gait's chain is built and checked once, at start.
+        self.chains: dict[int, Script] = {}
+        self.errors: dict[int, str] = {}
+        for gait, names in (mode_cfg.gaits if mode_cfg else {}).items():
+            try:
+                self.chains[gait] = library.build(names)
+            except ValueError as exc:
+                self.errors[gait] = str(exc)
+        settle_ms = mode_cfg.settle_ms if mode_cfg else 0.0
+        self.settle_ticks = math.ceil(settle_ms * robot.cfg.tick_hz / 1000.0 - 1e-9)
+        self.playback: ScriptPlayback | None = None
+        self.run_limbs: frozenset[str] | None = None
+        self.active = False
+        self.gait = 0
+        self.tick = 0
+        self.done_tick: int | None = None
+
+    def refuses(self, block: Block) -> str | None:
+        if self.mode_cfg is None:
+            if block.script is None:
+                return f"{self.name} plays script requests (script_request), not commands"
+            return None
+        if self.active and block.gait_id != self.gait:
+            # SPEC §11: the reference freezes; motiond refuses a new gait mid-motion.
+            return (f"{self.name} is playing gait {self.gait}; send another mode before "
+                    f"gait {block.gait_id}")
+        if block.gait_id in self.errors:
+            return f"{self.name} gait {block.gait_id} was refused at start: {self.errors[block.gait_id]}"
+        if block.gait_id not in self.chains:
+            return f"gait {block.gait_id} is not a {self.name} motion (known: {sorted(self.chains)})"
+        return None
+
+    def enter(self, ctx: TickContext) -> None:
+        self.active = True
+        self.gait = ctx.block.gait_id
+        self.tick = ctx.tick
+        self.done_tick = None
+        start = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.kernel.hold(start)          # joints the script does not name stay put
+        self.kernel.tau_ff[:] = 0.0
+        run = ctx.block.script
+        if self.mode_cfg is None and run is not None and self.director is not None:
+            self.director.begin(run, ctx.tick, start, ctx.q, self.kernel)
+            self.playback = run.playback
+            self.run_limbs = run.limbs
+        else:
+            self.playback = ScriptPlayback(self.chains[self.gait], self.joint_index, None,
+                                           self.robot.dt)
+            self.playback.start(self.kernel, ctx.tick, start, ctx.q)
+            self.run_limbs = None
+
+    def run(self, ctx: TickContext) -> None:
+        self.tick = ctx.tick
+        run = ctx.block.script
+        if self.mode_cfg is None and run is not None and run.playback is not self.playback:
+            self.enter(ctx)    # a new full-body request while playing one
+            return
+        if self.playback is None:
+            return
+        self.playback.step(ctx.tick, ctx.q)
+        if self.playback.done and self.done_tick is None:
+            self.done_tick = ctx.tick
+
+    def finished(self) -> bool:
+        """The last frame has played and the settle time (landing) is over."""
+        return self.done_tick is not None and self.tick - self.done_tick >= self.settle_ticks
+
+    def ready(self) -> bool:
+        return self.playback is None or self.finished()
+
+    def exit(self) -> None:
+        self.active = False
+
+    def progress(self, ctx: TickContext) -> int:
+        pb = self.playback
+        if pb is None:
+            return 100
+        if self.mode_cfg is None:
+            return pb.position.progress
+        if self.mode_cfg.progress == "parts":
+            parts = len(pb.script.parts)
+            return 100 * pb.parts_done(ctx.tick) // parts if not self.finished() else 100
+        return 100 if self.finished() else 0
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return self.gait
+
+    def limbs_in_use(self) -> frozenset[str] | None:
+        return self.run_limbs

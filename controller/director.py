@@ -1,0 +1,334 @@
+"""Who owns which joints: keyframe scripts requested by name, beside or instead of the mode.
+
+Joints are grouped into limbs (config: the humanoid's joint groups, the
+quadruped's legs). The FSM state drives the limbs it declares
+(`Behaviour.limbs_in_use`); a script request (script_request_t) names
+scripts whose joints fall into some limbs, and:
+
+* if the state leaves those limbs free (a Wave on the arm while the legs
+  walk), the script runs beside it as an *overlay*: it plays into a shadow
+  kernel, and each tick its segments and gains replace the state's for its
+  joints only;
+* if the state drives one of them, the script must outrank the command
+  source that drives the state (robot_control_cmd 20, motion_goal 10, ...:
+  config `priorities`); then it runs as the robot's script mode (config
+  `scripts.mode`, e.g. 60 SCRIPT), entered through the FSM table like any
+  mode, and a lower-priority robot_control_cmd cannot end it;
+* a request never interrupts a running script of equal or higher priority
+  and is refused instead, with the reason, on motion_event; a higher one
+  preempts it.
+
+Safety comes first: nothing starts while the robot is OFF, damping or in an
+error state, and entering any of those cancels every script. Scripts are
+loaded and validated from the configured directories at start (a bad file
+is logged and refused, the rest load); a request only names them.
+
+Pure: no sockets, no clock reads; the controller calls it once per tick.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from controller.config import Config, ScriptsConfig
+from controller.goals import Event, EventKind, Reason
+from controller.native import Kernel
+from controller.playback import ScriptPlayback
+from controller.scripts import (
+    Script,
+    ScriptError,
+    chain,
+    load_directory,
+    mirror,
+    resolve_script,
+    speed,
+    stretch,
+    validate,
+)
+
+SAFETY_MODES = (0, 7)            # OFF and the damper always win
+MAX_NAMES = 16
+MAX_NAME_CHARS = 64
+MAX_START_AHEAD_NS = 60_000_000_000
+PLAY, CANCEL = 0, 1
+# Kernel inputs an overlay owns for its joints (everything a segment or a
+# gain ramp is made of).
+SEGMENT_FIELDS = ("t0", "dur", "q0", "q1", "v0", "v1", "profile", "g_t0", "g_dur",
+                  "kp0", "kp1", "kd0", "kd1", "tau_ff")
+
+
+class ScriptLibrary:
+    """Every script of the configured directories, loaded and validated at
+    start. A request resolves a name to a file of these directories and
+    plays the copy loaded at start: nothing named on the network is opened."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.sc: ScriptsConfig | None = cfg.scripts
+        self.scripts: dict[Path, Script] = {}
+        self.errors: list[ScriptError] = []
+        for directory in self.sc.directories if self.sc else ():
+            scripts, errors = load_directory(directory, cfg)
+            self.errors += errors
+            for script in scripts.values():
+                assert script.source is not None
+                self.scripts[script.source.resolve()] = script
+        self.refused = {Path(e.where).resolve(): str(e) for e in self.errors}
+
+    def get(self, name: str) -> Script:
+        """The loaded script `name`; ScriptError (with the reason) otherwise."""
+        if self.sc is None:
+            raise ScriptError(f"script name {name!r}", "this robot has no script directories")
+        path = resolve_script(name, self.sc.directories)
+        if path in self.refused:
+            raise ScriptError(f"script name {name!r}", f"refused at start: {self.refused[path]}")
+        if path not in self.scripts:
+            raise ScriptError(f"script name {name!r}", f"{path} was not there at start; "
+                                                       "restart the daemon to load new scripts")
+        return self.scripts[path]
+
+    def build(self, names: Iterable[str], mirrored: bool = False, total_ms: float = 0.0,
+              factor: float = 0.0) -> Script:
+        """The chain of `names`, mirrored and retimed as asked, validated
+        against the robot (a junction or a faster replay can break a joint's
+        speed limit). Raises ValueError with the reason."""
+        script = chain([self.get(n) for n in names])
+        if mirrored:
+            if self.sc is None or not self.sc.mirror_pairs:
+                raise ValueError("this robot has no mirror pairs (config scripts.mirror)")
+            script = mirror(script, self.sc.mirror_pairs, self.sc.mirror_negate)
+        if total_ms > 0:
+            script = stretch(script, total_ms)
+        elif factor > 0 and factor != 1.0:
+            script = speed(script, factor)
+        validate(script, self.cfg)
+        return script
+
+
+@dataclass(eq=False)
+class ScriptRun:
+    """One accepted request: what plays, for whom, at which priority."""
+    request_id: int
+    playback: ScriptPlayback
+    priority: int
+    limbs: frozenset[str]
+    start_ns: int
+    overlay: bool = True
+    started: bool = False        # the playback has begun (events sent)
+    ended: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.playback.name
+
+    def describe(self) -> str:
+        pos = self.playback.position
+        return f"{pos.part} frame {pos.frame}"
+
+
+def limbs_of(cfg: Config, joints: Iterable[str]) -> frozenset[str]:
+    index = {n: i for i, n in enumerate(cfg.joint_names)}
+    idx = {index[j] for j in joints}
+    return frozenset(limb for limb, members in cfg.limbs.items() if idx & set(members))
+
+
+class Director:
+    def __init__(self, cfg: Config, kernel: Kernel) -> None:
+        self.cfg = cfg
+        self.kernel = kernel
+        self.library = ScriptLibrary(cfg)
+        self.joint_index = {n: i for i, n in enumerate(cfg.joint_names)}
+        self.all_limbs = frozenset(cfg.limbs)
+        # Overlays play into this kernel; their joints are copied into the
+        # real one each tick after the state has written its own.
+        self.shadow = Kernel(cfg.q_min, cfg.q_max, cfg.v_max)
+        self.pending: list[ScriptRun] = []
+        self.overlays: list[ScriptRun] = []
+        self.body: ScriptRun | None = None      # the run the script mode plays
+        self.events: list[Event] = []
+        self.last: ScriptRun | None = None      # for status: the run that started last
+
+    # -- requests -------------------------------------------------------------------
+    def end(self, run_or_id: ScriptRun | int, reason: Reason, text: str) -> None:
+        if isinstance(run_or_id, ScriptRun):
+            run_or_id.ended = True
+            rid = run_or_id.request_id
+        else:
+            rid = run_or_id
+        self.events.append(Event(EventKind.SCRIPT_DONE, rid, 0, reason, text=text))
+
+    def request(self, msg: Any, now_ns: int, epoch_offset_ns: int) -> str | None:
+        """Check a decoded script_request_t and schedule it. Returns the
+        refusal reason (also sent as SCRIPT_DONE / REFUSED), or None."""
+        rid = int(msg.request_id)
+        reason = self._refusal(msg)
+        if reason is None and msg.action == CANCEL:
+            self.cancel(rid, "cancelled by request")
+            return None
+        run = None
+        if reason is None:
+            try:
+                script = self.library.build(list(msg.names), bool(msg.mirror),
+                                            float(msg.total_ms), float(msg.speed))
+                priority = int(msg.priority) or (self.cfg.scripts.default_priority
+                                                 if self.cfg.scripts else 15)
+                start_ns = max(now_ns, int(msg.start_utime) * 1000 - epoch_offset_ns) \
+                    if msg.start_utime > 0 else now_ns
+                if start_ns - now_ns > MAX_START_AHEAD_NS:
+                    raise ValueError("start_utime is more than 60 s ahead")
+                run = ScriptRun(rid, ScriptPlayback(script, self.joint_index, None, self.cfg.dt),
+                                priority, limbs_of(self.cfg, script.joints), start_ns)
+            except (ScriptError, ValueError) as exc:
+                reason = str(exc)
+        if run is None:
+            assert reason is not None
+            self.end(rid, Reason.REFUSED, reason)
+            return reason
+        self.pending.append(run)
+        self.pending.sort(key=lambda r: r.start_ns)
+        return None
+
+    @staticmethod
+    def _refusal(msg: Any) -> str | None:
+        if msg.action not in (PLAY, CANCEL):
+            return f"unknown action {msg.action}"
+        if msg.action == CANCEL:
+            return None
+        if not 1 <= msg.num_names <= MAX_NAMES:
+            return f"give 1 to {MAX_NAMES} script names, got {msg.num_names}"
+        if any(len(n) > MAX_NAME_CHARS for n in msg.names):
+            return f"a script name is longer than {MAX_NAME_CHARS} characters"
+        if not 0 <= msg.priority <= 100:
+            return f"priority {msg.priority} is outside 0..100"
+        if not math.isfinite(msg.speed) or msg.speed < 0:
+            return f"speed {msg.speed} must be a finite number >= 0"
+        if msg.total_ms < 0:
+            return f"total_ms {msg.total_ms} is negative"
+        return None
+
+    def cancel(self, request_id: int, text: str) -> None:
+        """End script `request_id` (0: all) where it is; its joints keep their targets."""
+        for run in [*self.pending, *self.overlays, *([self.body] if self.body else [])]:
+            if request_id in (0, run.request_id) and not run.ended:
+                self.end(run, Reason.CANCELLED, text)
+        self._forget_ended()
+
+    def _forget_ended(self) -> None:
+        self.pending = [r for r in self.pending if not r.ended]
+        self.overlays = [r for r in self.overlays if not r.ended]
+
+    # -- ownership ----------------------------------------------------------------------
+    def holder(self, limbs: Iterable[str]) -> ScriptRun | None:
+        """The highest-priority running script on any of `limbs`."""
+        wanted = frozenset(limbs)
+        runs = [r for r in [*self.overlays, self.body] if r and not r.ended and r.limbs & wanted]
+        return max(runs, key=lambda r: r.priority, default=None)
+
+    def due(self, now_ns: int) -> list[ScriptRun]:
+        """Requests whose start time has come, removed from the pending list."""
+        ready = [r for r in self.pending if r.start_ns <= now_ns]
+        self.pending = [r for r in self.pending if r.start_ns > now_ns]
+        return ready
+
+    def blocking(self, run: ScriptRun) -> str | None:
+        """Why a running script keeps `run` from its limbs (equal or higher
+        priority), or None."""
+        for other in [*self.overlays, self.body]:
+            if other is None or other.ended or not (other.limbs & run.limbs):
+                continue
+            if other.priority >= run.priority:
+                shared = ", ".join(sorted(other.limbs & run.limbs))
+                return (f"{shared} is playing {other.name} (request {other.request_id}, "
+                        f"priority {other.priority} >= {run.priority})")
+        return None
+
+    def preempt_for(self, run: ScriptRun, everything_of_body: bool = False) -> None:
+        """End the (lower-priority) scripts on `run`'s limbs; with
+        `everything_of_body`, also the script mode's run whatever its limbs
+        (only one script plays in the script mode)."""
+        for other in [*self.overlays, self.body]:
+            if other is None or other.ended:
+                continue
+            if other.limbs & run.limbs or (everything_of_body and other is self.body):
+                self.end(other, Reason.PREEMPTED,
+                           f"preempted by {run.name} (request {run.request_id}, "
+                           f"priority {run.priority})")
+        self._forget_ended()
+
+    def refuse(self, run: ScriptRun, text: str) -> None:
+        self.end(run, Reason.REFUSED, text)
+
+    # -- playing --------------------------------------------------------------------------
+    def begin(self, run: ScriptRun, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray,
+              kernel: Kernel) -> None:
+        """Start `run`'s playback into `kernel` and announce it."""
+        run.playback.start(kernel, tick, q_cmd, q_meas)
+        run.started = True
+        self.last = run
+        script = run.playback.script
+        self.events.append(Event(EventKind.SCRIPT_STARTED, run.request_id, 0,
+                                 value=script.duration_ms / 1000.0,
+                                 text=f"{run.name} ({'overlay' if run.overlay else 'script mode'}, "
+                                      f"priority {run.priority})"))
+
+    def start_overlay(self, run: ScriptRun, tick: int, q_meas: np.ndarray) -> None:
+        k, s = self.kernel, self.shadow
+        for name in SEGMENT_FIELDS:
+            getattr(s, name)[:] = getattr(k, name)
+        self._sync_outputs()
+        self.begin(run, tick, k.pos.copy(), q_meas, s)
+        self.overlays.append(run)
+
+    def _sync_outputs(self) -> None:
+        s, k = self.shadow, self.kernel
+        s.pos[:], s.vel[:], s.kp[:], s.kd[:], s.tau[:] = k.pos, k.vel, k.kp, k.kd, k.tau
+
+    def step_overlays(self, tick: int, q_meas: np.ndarray, state_limbs: frozenset[str],
+                      state_priority: int | None, state_name: str) -> None:
+        """After the state wrote the kernel: overlays the state now needs
+        give way (unless they outrank it; `state_priority` None = a safety
+        state, which always wins); the rest replace the state's segments on
+        their joints."""
+        if not self.overlays:
+            return
+        self._sync_outputs()
+        for run in self.overlays:
+            taken = run.limbs & state_limbs
+            if taken and (state_priority is None or state_priority >= run.priority):
+                self.end(run, Reason.PREEMPTED,
+                           f"{state_name} needs {', '.join(sorted(taken))}")
+                continue
+            run.playback.step(tick, q_meas)
+            idx = run.playback.indices
+            for name in SEGMENT_FIELDS:
+                getattr(self.kernel, name)[idx] = getattr(self.shadow, name)[idx]
+            if run.playback.done:
+                self.end(run, Reason.FINISHED, "played to its last frame")
+        self._forget_ended()
+
+    def cancel_all(self, text: str) -> None:
+        for run in [*self.pending, *self.overlays]:
+            if not run.ended:
+                self.end(run, Reason.CANCELLED, text)
+        if self.body is not None and not self.body.ended:
+            self.end(self.body, Reason.CANCELLED, text)
+        self._forget_ended()
+
+    # -- status ----------------------------------------------------------------------------
+    def status(self) -> tuple[str, int]:
+        """(what plays: "Name frame k" per running script, progress of the
+        last started one)."""
+        running = [r for r in [self.body, *self.overlays] if r and r.started and not r.ended]
+        text = "; ".join(r.describe() for r in running)
+        progress = self.last.playback.position.progress if self.last else 0
+        return text[:200], progress
+
+    def take_events(self) -> list[Event]:
+        events, self.events = self.events, []
+        return events
