@@ -199,6 +199,7 @@ class Controller:
         self.events: list = []
         self.battery_v: float | None = None
         self.script_holds: set[int] = set()   # overlays already logged as outranking the mode
+        self.script_state: Behaviour = self.fsm.state
 
     def _scripted_modes(self) -> dict[int, Behaviour]:
         """Modes that replay scripts (64, 16, 22) and the script mode; each
@@ -551,6 +552,9 @@ class Controller:
         cancels, and the overlays on top of the state's joints."""
         director = self.director
         name = self.cfg.fsm.name(self.fsm.mode)
+        if self.fsm.state is not self.script_state:
+            self.script_state = self.fsm.state
+            director.release()
         if self._safety_state():
             director.cancel_all(f"the robot entered {name}")
         body = director.body

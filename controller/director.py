@@ -148,6 +148,11 @@ class Director:
         # Overlays play into this kernel; their joints are copied into the
         # real one each tick after the state has written its own.
         self.shadow = Kernel(cfg.q_min, cfg.q_max, cfg.v_max)
+        # Joints of finished or cancelled overlays keep the script's last
+        # targets until the state changes or needs them back (no snap back).
+        self.holding = np.zeros(cfg.num_joints, dtype=bool)
+        self.limb_mask = {limb: np.isin(np.arange(cfg.num_joints), idx)
+                          for limb, idx in cfg.limbs.items()}
         self.pending: list[ScriptRun] = []
         self.overlays: list[ScriptRun] = []
         self.body: ScriptRun | None = None      # the run the script mode plays
@@ -159,6 +164,11 @@ class Director:
         if isinstance(run_or_id, ScriptRun):
             run_or_id.ended = True
             rid = run_or_id.request_id
+            if run_or_id.overlay and run_or_id.started and reason != Reason.PREEMPTED:
+                idx = run_or_id.playback.indices
+                self.holding[idx] = True
+                if reason == Reason.CANCELLED:     # stop where the joints are now
+                    self.shadow.hold(self.kernel.pos[idx], idx=idx)
         else:
             rid = run_or_id
         self.events.append(Event(EventKind.SCRIPT_DONE, rid, 0, reason, text=text))
@@ -213,7 +223,7 @@ class Director:
         return None
 
     def cancel(self, request_id: int, text: str) -> None:
-        """End script `request_id` (0: all) where it is; its joints keep their targets."""
+        """End script `request_id` (0: all): its joints stop where they are."""
         for run in [*self.pending, *self.overlays, *([self.body] if self.body else [])]:
             if request_id in (0, run.request_id) and not run.ended:
                 self.end(run, Reason.CANCELLED, text)
@@ -282,6 +292,7 @@ class Director:
         for name in SEGMENT_FIELDS:
             getattr(s, name)[:] = getattr(k, name)
         self._sync_outputs()
+        self.holding[run.playback.indices] = False
         self.begin(run, tick, k.pos.copy(), q_meas, s)
         self.overlays.append(run)
 
@@ -295,6 +306,12 @@ class Director:
         give way (unless they outrank it; `state_priority` None = a safety
         state, which always wins); the rest replace the state's segments on
         their joints."""
+        for limb in state_limbs:
+            self.holding &= ~self.limb_mask[limb]
+        if self.holding.any():
+            idx = np.flatnonzero(self.holding)
+            for name in SEGMENT_FIELDS:
+                getattr(self.kernel, name)[idx] = getattr(self.shadow, name)[idx]
         if not self.overlays:
             return
         self._sync_outputs()
@@ -311,6 +328,10 @@ class Director:
             if run.playback.done:
                 self.end(run, Reason.FINISHED, "played to its last frame")
         self._forget_ended()
+
+    def release(self) -> None:
+        """The state changed: it owns every joint no script plays."""
+        self.holding[:] = False
 
     def cancel_all(self, text: str) -> None:
         for run in [*self.pending, *self.overlays]:

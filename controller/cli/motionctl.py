@@ -27,7 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
-from controller import goals
+from controller import goals, validate
+from controller.cli import script_cmd
 from controller.config import Config, ConfigError, LcmConfig, load_config
 from controller.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
@@ -143,6 +144,7 @@ class Link:
         self.clock = clock
         self._command_channel = lcm.channels["command"]
         self._goal_channel = lcm.channels.get("motion_goal", GOAL_CHANNEL)
+        self.script_channel = lcm.channels.get("script_request", "script_request")
         available = feeds(lcm)
         self._types: dict[str, FeedType] = {}
         for name in subscribe:
@@ -564,6 +566,8 @@ def _name(enum_type: type[enum.IntEnum], value: int) -> str:
 
 def describe_event(event: motion_event_t) -> str:
     """'GOAL_DONE REACHED goal 7 (MOVE_DISTANCE) at x 1.000 y 0.000 yaw 0.000: reached ...'."""
+    if event.kind in (EventKind.SCRIPT_STARTED, EventKind.SCRIPT_DONE):
+        return f"{_name(EventKind, event.kind)} {script_cmd.describe(event)}"
     what = _name(EventKind, event.kind)
     if event.kind == EventKind.GOAL_DONE:
         what += f" {_name(Reason, event.reason)}"
@@ -776,6 +780,7 @@ def render_status(status: controller_status_t | None, response: robot_control_re
             (f"counters  accepted {status.commands_accepted}  heartbeats {status.heartbeats}"
              f"  packets rejected {status.packets_rejected}  commands rejected {status.commands_rejected}"
              f"  timeouts {status.timeouts}"),
+            f"script    {_script_words(status)}",
         ]
     if response is not None:
         lines.append(
@@ -798,7 +803,13 @@ def render_status_line(status: controller_status_t, odometry: localization_lcmt 
             f" queue {status.queue_depth} ({status.block_remaining_ms} ms)"
             f" late p99 {status.lateness_p99_us:.0f} us overruns {status.tick_overruns}"
             f" accepted {status.commands_accepted} rejected {status.packets_rejected}/{status.commands_rejected}"
-            f" timeouts {status.timeouts} error {status.last_error or '-'}{odom}")
+            f" timeouts {status.timeouts} script {_script_words(status)}"
+            f" error {status.last_error or '-'}{odom}")
+
+
+def _script_words(status: controller_status_t) -> str:
+    """'Wave frame 3 (40 %)' or '-': the scripts playing, as controller_status says."""
+    return f"{status.script} ({clamp_percent(status.script_progress)} %)" if status.script else "-"
 
 
 WATCH_FEEDS = ("response", "status", "odometry", "event")
@@ -1037,6 +1048,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "TRANSITIONING) before giving up (default %(default)g)")
     play.set_defaults(func=_run_play)
     _add_goal_parser(sub)
+    script_cmd.add_parser(sub, _Formatter, EXIT_CODES_HELP)
+    sub.choices["script"].set_defaults(func=_run_script)
+    validate.add_parser(sub)
     return parser
 
 
@@ -1166,6 +1180,29 @@ def _run_goal(args: argparse.Namespace, cfg: Config) -> int:
                      rng=random.Random(), goal_id=args.id)
 
 
+def _run_script(args: argparse.Namespace, cfg: Config) -> int:
+    link = _open_link(cfg, ("event", "status"))
+    utime = 0
+    if args.start_in > 0:
+        status = _first_status(link)
+        utime = int(status.utime) if status is not None else 0
+    try:
+        return script_cmd.run(args, link, utime)
+    except ValueError as exc:
+        print(f"motionctl: script: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _first_status(link: Link, listen_s: float = STATUS_LISTEN_S) -> controller_status_t | None:
+    deadline = link.now() + listen_s
+    while link.now() < deadline:
+        for msg in link.poll():
+            if isinstance(msg, controller_status_t):
+                return msg
+        link.sleep()
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `motionctl` console script; returns the exit code."""
     parser = build_parser()
@@ -1174,6 +1211,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (1, see _Parser)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
+        if args.command == "validate":   # checks files; needs no LCM config
+            return int(args.func(args))
         cfg = load_config(args.config)
         with _sigterm_as_interrupt():
             return int(args.func(args, cfg))
