@@ -477,7 +477,7 @@ class Controller:
     def _priority(self, block: Block) -> int | None:
         """The priority of the motion `block` drives; None for the safety
         fallbacks (timeout, OFF, damper), which nothing outranks."""
-        if block.source == FROM_TIMEOUT or block.mode in SAFETY_MODES or self.shutting_down:
+        if block.source == FROM_TIMEOUT or block.mode == 0 or self.shutting_down:
             return None
         if block.script is not None:
             return int(block.script.priority)
@@ -514,8 +514,11 @@ class Controller:
     def _start_script(self, run: ScriptRun, now_ns: int) -> str | None:
         fsm = self.fsm
         name = self.cfg.fsm.name(fsm.mode)
-        if self._safety_state():
-            return f"the robot is in {name}; scripts play only on a robot that is up"
+        if fsm.mode == 0 or fsm.operating in (EDAMP, ESTOP) or self.shutting_down \
+                or self.last_active.source == FROM_TIMEOUT:
+            # A commanded damper (7) is not refused here: a full-body script
+            # that outranks the command may start from it (get up).
+            return f"the robot is in {name} ({self.last_active.source}); no script may start"
         if not fsm.measured:
             return "no joint_state has been received yet"
         blocked = self.director.blocking(run)

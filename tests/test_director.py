@@ -326,3 +326,38 @@ def test_a_bad_request_is_refused_with_its_reason(posed: Session):
         assert done.reason == Reason.REFUSED and why in done.text
     rid = s.request(*(["Wave"] * 17))
     assert "1 to 16" in s.done(rid)[1].text
+
+
+def test_stand_up_from_a_commanded_damper_as_a_full_body_script():
+    s = Session()
+    s.stand()
+    s.rig.send(7, 1)                      # lie down on command
+    s.run(2500)
+    assert s.rig.mode == 7
+    total = ticks_of("StandUpFront", s.cfg)
+    below = s.request("StandUpFront", priority=20)       # not above robot_control_cmd
+    assert s.done(below)[1].reason == Reason.REFUSED
+    rid = s.request("StandUpFront", priority=30)
+    start_tick, _ = s.run_until_event(rid, EventKind.SCRIPT_STARTED, 20)
+    assert s.rig.mode == SCRIPT_MODE
+    limits_ok = True
+    for _ in range(total):
+        s.tick()
+        k = s.rig.ctl.kernel
+        limits_ok &= bool(np.all(k.pos >= s.cfg.q_min - 1e-12) and np.all(k.pos <= s.cfg.q_max + 1e-12))
+    assert limits_ok
+    done_tick, done = s.done(rid, 100)
+    assert done.reason == Reason.FINISHED and done_tick == start_tick + total
+    s.run(100)
+    assert s.rig.mode == 12
+    np.testing.assert_allclose(s.rig.ctl.kernel.pos, s.cfg.poses["stand"], atol=1e-6)
+
+
+def test_a_timeout_damper_lets_no_script_start():
+    s = Session()
+    s.stand()
+    s.run(700, heartbeat=False)
+    assert s.rig.mode == 7
+    rid = s.request("StandUpFront", priority=90)
+    _, done = s.done(rid)
+    assert done.reason == Reason.REFUSED and "timeout" in done.text

@@ -109,7 +109,7 @@ def test_fsm_table(cfg):
     assert all(isinstance(m["name"], str) for m in fsm["modes"].values())
     t = {src: (set(e.get("immediate", [])), set(e.get("when_ready", [])))
          for src, e in fsm["transitions"].items()}
-    assert t == {0: ({7, 12}, set()), 7: ({0, 12}, set()), 12: ({0, 7}, {11, 21, 60}),
+    assert t == {0: ({7, 12}, set()), 7: ({0, 12, 60}, set()), 12: ({0, 7}, {11, 21, 60}),
                  21: ({0, 7, 11, 12, 60}, set()), 11: ({0}, {7, 12, 21, 60}),
                  60: ({0, 7, 12}, {11, 21})}
 

@@ -1,0 +1,397 @@
+"""The scripted CyberDog 2 modes through the whole controller: 64 (two-leg
+stand "greeting"), 16 (jumps) and 22 (force jump), SPEC §5.4, §5.6, §5.7,
+§5.10, §5.11, §6.6-§6.8, §9 and §11.
+
+Everything runs in-process on the fake clock of tests/harness.py (one tick =
+2 ms) against the simulated robot. Times are measured in ticks on that clock:
+each tick's (mode, gait, switch_status, bar) is `ctl.last_reported` right
+after the tick, so a stage boundary is seen at its exact tick even where the
+50 Hz responses would only bracket it.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+import numpy as np
+import pytest
+
+from controller import msgs
+from harness import Rig
+
+TICK_MS = 2
+SCRIPTED = (64, 16, 22)
+TRANSITIONING, BAN_TRANS = 1, 5
+
+GREETING = ("TwoLegKneel", "TwoLegRear", "TwoLegGreet", "TwoLegLand")
+GREETING_MIN_MS = 8700              # SPEC §9, motion 123
+KNEEL_TICKS, REAR_TICKS = 500, 300  # SPEC §6.6: kneel 1 s, rear up 0.6 s
+
+# Jump gait -> (script, SPEC §9 minimum command duration in ms).
+JUMPS = {0: ("JumpYawLeft", 790), 1: ("JumpLong", 790),
+         3: ("JumpYawRight", 920), 6: ("JumpHigh", 760)}
+LANDING_TICKS = 50                  # config scripts.modes.16.settle_ms: 100 ms
+FORCE_JUMP_TICKS = 125              # ForceJump: 100 ms dip + 150 ms back
+
+
+# -- the rig and a per-tick recorder ----------------------------------------------------
+
+@pytest.fixture
+def rig() -> Rig:
+    """A robot standing in mode 12 with progress 100 (about 2 s of robot time)."""
+    r = Rig()
+    r.stand()
+    assert r.mode == 12 and r.ctl.last_reported == (12, 0, 0, 100)
+    return r
+
+
+class Recorder:
+    """Steps the rig tick by tick (heart-beating every 100 ms as Rig.run does)
+    and keeps, per tick, what the controller reported and the controller_status
+    messages it published. While a scripted mode is in control, every tick's
+    kernel output must be inside the joint limits and no kernel step may have
+    been clamped (Kernel.flagged counts joints whose output the C kernel had
+    to limit: non-finite, step, position or velocity limit; csrc/kernel.c)."""
+
+    def __init__(self, rig: Rig) -> None:
+        self.rig = rig
+        self.rows: list[tuple[int, tuple[int, int, int, int]]] = []
+        self.statuses: list[msgs.controller_status_t] = []
+        self.script_done: int | None = None   # first tick a scripted mode's script had ended
+        self.scripted_ticks = 0
+
+    def send(self, mode: int, gait: int = 0, **fields) -> int:
+        """Queue a command; return the tick that will process it."""
+        self.rig.send(mode, gait, **fields)
+        return self.rig.ctl.tick
+
+    def step(self, ticks: int = 1) -> None:
+        rig, ctl = self.rig, self.rig.ctl
+        cfg = rig.cfg
+        for _ in range(ticks):
+            tick = ctl.tick
+            rig.tick(heartbeat=tick % 50 == 0)
+            self.rows.append((tick, ctl.last_reported))
+            for _, channel, data in rig.last_out.messages:
+                if channel == rig.ch["status"]:
+                    self.statuses.append(msgs.controller_status_t.decode(data))
+            state = ctl.fsm.state
+            if state.mode in SCRIPTED:
+                self.scripted_ticks += 1
+                k = ctl.kernel
+                assert k.flagged == 0, f"tick {tick}: the kernel clamped {k.flagged} joints"
+                assert np.all(k.pos >= cfg.q_min) and np.all(k.pos <= cfg.q_max), \
+                    f"tick {tick}: a joint command is outside the joint limits"
+                if self.script_done is None and state.playback is not None \
+                        and state.playback.done:
+                    self.script_done = tick
+
+    def until(self, predicate, max_ticks: int) -> int:
+        """Step until predicate(reported) holds; return that tick."""
+        for _ in range(max_ticks):
+            self.step()
+            tick, rep = self.rows[-1]
+            if predicate(rep):
+                return tick
+        raise AssertionError(f"not reached within {max_ticks} ticks; last {self.rows[-1]}")
+
+    def first(self, predicate, since: int = 0) -> int:
+        """The first recorded tick >= since whose report satisfies predicate."""
+        for tick, rep in self.rows:
+            if tick >= since and predicate(rep):
+                return tick
+        raise AssertionError("never reported")
+
+    def reports(self, start: int, end: int | None = None) -> list[tuple[int, int, int, int]]:
+        """Reports of ticks start <= tick < end."""
+        return [rep for tick, rep in self.rows if tick >= start and (end is None or tick < end)]
+
+
+def stage_ticks(rig: Rig, mode: int, gait: int) -> dict[str, int]:
+    """Ticks of each script of the chain `mode`/`gait` plays, as loaded."""
+    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
+    durations = [f.duration_ticks for f in chain.frames]
+    out, k = {}, 0
+    for part in chain.parts:
+        out[part.name] = sum(durations[k:k + part.frames])
+        k += part.frames
+    return out
+
+
+def expected_position(rig: Rig, mode: int, gait: int, rel: int) -> tuple[str, int]:
+    """("<script> frame <k>", progress) `rel` ticks after entry, from the chain."""
+    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
+    ends = list(np.cumsum([f.duration_ticks for f in chain.frames]))
+    index = min(bisect_right(ends, rel), len(ends) - 1)
+    for part in chain.parts:
+        if index < part.frames:
+            break
+        index -= part.frames
+    progress = 100 if rel >= ends[-1] else rel * 100 // ends[-1]
+    return f"{part.name} frame {index + 1}", progress
+
+
+def start_greeting(rig: Rig) -> tuple[Recorder, int]:
+    rec = Recorder(rig)
+    entry = rec.send(64, 0)
+    rec.step()
+    assert rec.rows[-1] == (entry, (64, 0, 0, 0)), "12 (standing, ready) -> 64 is at once"
+    return rec, entry
+
+
+# -- 1. the greeting -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("start", [12, 21])
+def test_the_greeting_reports_each_stage_on_time_and_ends_standing(rig, start):
+    rec = Recorder(rig)
+    if start == 21:
+        rec.send(21, 0)
+        rec.step(50)
+        assert rec.rows[-1][1][0] == 21
+    stages = stage_ticks(rig, 64, 0)
+    assert list(stages) == list(GREETING)
+    assert stages["TwoLegKneel"] == KNEEL_TICKS and stages["TwoLegRear"] == REAR_TICKS
+    total = sum(stages.values())
+
+    sent = rec.send(64, 0)
+    rec.until(lambda rep: rep[3] == 100, total + 50)
+    rec.step(20)                                   # and it stays there
+    entry = rec.first(lambda rep: rep[0] == 64)
+    assert entry == sent, "12 (ready) -> 64 and 21 -> 64 complete at once (SPEC §5.4)"
+
+    reps = rec.reports(entry)
+    assert all(rep[:3] == (64, 0, 0) for rep in reps), "mode 64, gait 0, status 0 throughout"
+    bars = [rep[3] for rep in reps]
+    assert all(a <= b for a, b in zip(bars, bars[1:])), "progress never goes back"
+    assert list(dict.fromkeys(bars)) == [0, 25, 50, 75, 100]      # SPEC §5.11
+
+    # Each share appears when its stage has played, to the tick.
+    boundary = entry
+    for bar, stage in zip((25, 50, 75, 100), GREETING):
+        boundary += stages[stage]
+        seen = rec.first(lambda rep, bar=bar: rep[3] >= bar, since=entry)
+        assert abs(seen - boundary) <= 1, f"{bar} after {stage}: tick {seen}, expected {boundary}"
+    done = rec.first(lambda rep: rep[3] == 100, since=entry)
+    assert abs((done - entry) - total) <= 1
+    assert (done - entry) * TICK_MS < GREETING_MIN_MS                # SPEC §9
+
+    # The 50 Hz responses agree: 64/0, never going back, 100 at the very tick.
+    responses = [r for r in rig.responses if r.tick >= entry]
+    assert responses and all((r.mode, r.gait_id, r.switch_status) == (64, 0, 0) for r in responses)
+    rbars = [r.bar for r in responses]
+    assert all(a <= b for a, b in zip(rbars, rbars[1:]))
+    assert set(rbars) == {0, 25, 50, 75, 100}
+    assert next(r.tick for r in responses if r.bar == 100) == done
+
+    stand = rig.ctl.robot.stand_pose()
+    assert np.abs(rig.ctl.kernel.pos - stand).max() < 1e-3, "the greeting ends at the stand pose"
+    assert rec.scripted_ticks >= total               # the limit checks covered every tick
+
+
+# -- 2. handing over after the greeting ----------------------------------------------------
+
+@pytest.mark.parametrize("target", [(21, 0), (3, 0), (16, 6)], ids=["to21", "to3", "to16"])
+def test_a_when_ready_mode_waits_for_the_greeting_to_reach_100(rig, target):
+    rec, entry = start_greeting(rig)
+    total = sum(stage_ticks(rig, 64, 0).values())
+    rec.step(1000)                                   # into the rear-up stage
+    asked = rec.send(*target)
+    switched = rec.until(lambda rep: rep[0] != 64, total)
+    rec.step(5)
+
+    pending = rec.reports(asked, switched)
+    assert pending, "the request was handed over at once"
+    # SPEC §5.6/§5.7/§5.10: the old state, its gait and TRANSITIONING while pending,
+    # and the greeting keeps going (its progress still rises to 75).
+    assert all(rep[:3] == (64, 0, TRANSITIONING) for rep in pending)
+    bars = [rep[3] for rep in pending]
+    assert bars[0] == 50 and bars[-1] == 75 and all(a <= b for a, b in zip(bars, bars[1:]))
+    # ... until the tick the greeting reaches 100 (SPEC §5.4), then the target.
+    assert switched == entry + total
+    assert rec.rows[-1][1][:3] == (target[0], target[1], 0)
+    assert rig.mode == target[0]
+
+
+def test_re_requesting_64_does_not_cancel_a_pending_handover(rig):
+    """SPEC §5.6 and §11 ("kept as in the reference"): a pending 64 -> 21
+    completes anyway when 64 is requested again; only another allowed target
+    retargets it."""
+    rec, entry = start_greeting(rig)
+    total = sum(stage_ticks(rig, 64, 0).values())
+    rec.step(1000)
+    asked = rec.send(21, 0)
+    rec.step(100)
+    assert rec.rows[-1][1][:3] == (64, 0, TRANSITIONING)
+    again = rec.send(64, 0)
+    rec.step(1)
+    assert rec.rows[-1][0] == again
+    assert rec.rows[-1][1][:3] == (64, 0, TRANSITIONING), \
+        f"re-requesting 64 cancelled the pending 64 -> 21: reported {rec.rows[-1][1]}"
+    switched = rec.until(lambda rep: rep[0] != 64, total)
+    assert switched == entry + total and rec.rows[-1][1][0] == 21
+    assert asked < switched
+
+
+# -- 3. a new greeting gait mid-greeting --------------------------------------------------------
+
+def test_a_new_64_gait_while_greeting_is_refused_and_the_greeting_goes_on(rig):
+    rec, entry = start_greeting(rig)
+    stages = stage_ticks(rig, 64, 0)
+    total = sum(stages.values())
+    rec.step(1000)
+    refused = rec.send(64, 10)
+    done = rec.until(lambda rep: rep[3] == 100, total)
+    rec.step(10)
+
+    after = rec.reports(refused)
+    assert all(rep[:3] == (64, 0, BAN_TRANS) for rep in after), "SPEC §11: status 5, still 64/0"
+    # The responses show the refusal at once (a change of switch_status).
+    assert any(r.tick == refused and r.switch_status == BAN_TRANS for r in rig.responses)
+    # The greeting went on undisturbed: 75 and 100 at their own ticks.
+    seen75 = rec.first(lambda rep: rep[3] >= 75, since=entry)
+    assert seen75 == entry + total - stages["TwoLegLand"]
+    assert done == entry + total
+    assert rig.mode == 64
+
+
+# -- 4. the jumps ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gait", sorted(JUMPS))
+def test_each_jump_reports_100_a_landing_delay_after_its_script(rig, gait):
+    script, minimum_ms = JUMPS[gait]
+    chain = rig.ctl.fsm.behaviours[16].chains[gait]
+    assert chain.name == script
+
+    rec = Recorder(rig)
+    entry = rec.send(16, gait)
+    done = rec.until(lambda rep: rep[3] == 100, chain.total_ticks + LANDING_TICKS + 10)
+    rec.step(20)
+    assert rec.first(lambda rep: rep[0] == 16) == entry, "12 (ready) -> 16 is at once"
+
+    reps = rec.reports(entry)
+    assert all(rep[:3] == (16, gait, 0) for rep in reps), "SPEC §5.10: the command gait"
+    assert rec.script_done == entry + chain.total_ticks
+    # 0 until the script has ended (and through the landing delay), then 100.
+    assert all(rep[3] == 0 for rep in rec.reports(entry, done))
+    assert all(rep[3] == 100 for rep in rec.reports(done))
+    assert done - rec.script_done == LANDING_TICKS
+    assert (done - entry) * TICK_MS < minimum_ms                       # SPEC §9
+    responses = [r for r in rig.responses if r.tick >= entry]
+    assert all((r.mode, r.gait_id, r.switch_status) == (16, gait, 0) for r in responses)
+    assert next(r.tick for r in responses if r.bar == 100) == done
+    stand = rig.ctl.robot.stand_pose()
+    assert np.abs(rig.ctl.kernel.pos - stand).max() < 1e-3, "a jump lands at the stand pose"
+
+
+@pytest.mark.parametrize("target", [(12, 0), (21, 0), (7, 0)], ids=["to12", "to21", "to7"])
+def test_a_jump_is_left_only_after_it_has_landed(rig, target):
+    gait = 6
+    total = rig.ctl.fsm.behaviours[16].chains[gait].total_ticks
+    rec = Recorder(rig)
+    entry = rec.send(16, gait)
+    rec.step(100)                                    # mid-push
+    asked = rec.send(*target)
+    switched = rec.until(lambda rep: rep[0] != 16, total + LANDING_TICKS)
+    rec.step(5)
+    pending = rec.reports(asked, switched)
+    assert pending and all(rep == (16, gait, TRANSITIONING, 0) for rep in pending)
+    assert switched == entry + total + LANDING_TICKS, "the jump ran to its landing"
+    assert rec.rows[-1][1][0] == target[0]
+
+
+def test_off_leaves_a_jump_at_once(rig):
+    rec = Recorder(rig)
+    rec.send(16, 6)
+    rec.step(100)
+    off = rec.send(0)
+    rec.step(1)
+    assert rec.rows[-1] == (off, (0, 0, 0, 100))
+    assert rig.mode == 0
+
+
+# -- 5. unknown jump and force-jump ids ------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, gait", [(16, 2), (22, 2), (16, 7), (22, 0)])
+def test_an_unknown_jump_id_is_refused_and_nothing_moves(rig, mode, gait):
+    rec = Recorder(rig)
+    rec.step(5)
+    before = rig.ctl.kernel.pos.copy()
+    asked = rec.send(mode, gait)
+    rec.step(50)                                     # 100 ms
+    assert all(rep[:3] == (12, 0, BAN_TRANS) for rep in rec.reports(asked)), "SPEC §11"
+    assert any(r.tick == asked and r.switch_status == BAN_TRANS for r in rig.responses)
+    assert rig.mode == 12
+    assert np.abs(rig.ctl.kernel.pos - before).max() <= 1e-9
+
+
+# -- 6. the force jump -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gait", [1, 4])
+def test_the_force_jump_plays_and_reports_its_gait(rig, gait):
+    chain = rig.ctl.fsm.behaviours[22].chains[gait]
+    assert chain.name == "ForceJump" and chain.total_ticks == FORCE_JUMP_TICKS
+    rec = Recorder(rig)
+    entry = rec.send(22, gait)
+    done = rec.until(lambda rep: rep[3] == 100, FORCE_JUMP_TICKS + 20)
+    rec.step(10)
+    assert rec.first(lambda rep: rep[0] == 22) == entry
+    assert abs((done - entry) - FORCE_JUMP_TICKS) <= 1                 # 250 ms
+    assert rec.script_done == done
+    assert all(rep[:3] == (22, gait, 0) for rep in rec.reports(entry))
+    assert all(rep[3] == 0 for rep in rec.reports(entry, done))
+    stand = rig.ctl.robot.stand_pose()
+    assert np.abs(rig.ctl.kernel.pos - stand).max() < 1e-3
+
+
+# -- 7. controller_status -------------------------------------------------------------------------------
+
+FRAME = re.compile(r"^(\w+) frame (\d+)$")
+
+
+@pytest.mark.parametrize("mode, gait", [(64, 0), (16, 6), (22, 4)])
+def test_controller_status_names_the_script_frame_and_its_progress(rig, mode, gait):
+    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
+    rec = Recorder(rig)
+    entry = rec.send(mode, gait)
+    rec.until(lambda rep: rep[3] == 100, chain.total_ticks + LANDING_TICKS + 5)
+    rec.step(60)
+    leave = rec.send(7)
+    rec.step(3)
+
+    playing = [s for s in rec.statuses if entry <= s.tick < leave]
+    assert playing
+    ticks = [s.tick for s in playing]
+    assert ticks[0] == entry, "a status goes out on the change of mode"
+    assert max(b - a for a, b in zip(ticks, ticks[1:])) <= 50, "10 Hz"
+    parts = []
+    for s in playing:
+        assert s.mode == mode and s.gait_id == gait
+        text, progress = expected_position(rig, mode, gait, s.tick - entry)
+        assert FRAME.match(s.script), s.script
+        assert (s.script, s.script_progress) == (text, progress), f"tick {s.tick}"
+        name = FRAME.match(s.script).group(1)
+        if not parts or parts[-1] != name:
+            parts.append(name)
+    assert parts == [p.name for p in chain.parts]
+    assert playing[-1].script_progress == 100
+    # Once another mode has taken over, no script is named.
+    gone = [s for s in rec.statuses if s.tick >= leave]
+    assert gone and gone[0].tick == leave and gone[0].mode == 7
+    assert all(s.script == "" for s in gone)
+
+
+# -- 8. an immediate mode cancels the greeting ---------------------------------------------------------
+
+@pytest.mark.parametrize("target", [7, 12, 0])
+def test_an_immediate_mode_cancels_a_running_greeting_at_once(rig, target):
+    rec, entry = start_greeting(rig)
+    rec.step(1200)                                   # mid rear-up
+    assert rec.rows[-1][1][:3] == (64, 0, 0)
+    asked = rec.send(target)
+    rec.step(1)
+    tick, rep = rec.rows[-1]
+    assert tick == asked and rep[0] == target and rep[2] == 0, rep
+    assert rig.mode == target
+    assert any(r.tick == asked and r.mode == target for r in rig.responses)
+    rec.step(20)
+    assert all(rep[0] == target for rep in rec.reports(asked))
