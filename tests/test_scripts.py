@@ -38,12 +38,19 @@ CFG = load_config(ROOT / "config" / "humanoid20.yaml")
 SHIPPED = sorted(SCRIPT_DIR.glob("*.yaml"))
 INDEX = {n: i for i, n in enumerate(CFG.joint_names)}
 
-# The humanoid's left/right pairs and sign rule, as the config will carry them:
-# roll and yaw axes flip under the left-right reflection, pitch axes do not.
-SIDE_JOINTS = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll",
-               "shoulder_pitch", "shoulder_roll", "elbow")
-PAIRS = [(f"l_{j}", f"r_{j}") for j in SIDE_JOINTS]
-NEGATE = {n for pair in PAIRS for n in pair if n.endswith(("_roll", "_yaw"))} | {"head_yaw"}
+# The humanoid's left/right pairs and sign rule, from its config.
+assert CFG.scripts is not None
+PAIRS = list(CFG.scripts.mirror_pairs)
+NEGATE = set(CFG.scripts.mirror_negate)
+
+
+def test_the_config_pairs_every_side_joint_and_negates_roll_and_yaw():
+    """Roll and yaw axes flip under the left-right reflection, pitch axes do not."""
+    sides = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll",
+             "shoulder_pitch", "shoulder_roll", "elbow")
+    assert sorted(PAIRS) == sorted((f"l_{j}", f"r_{j}") for j in sides)
+    assert NEGATE == {n for pair in PAIRS for n in pair
+                      if n.endswith(("_roll", "_yaw"))} | {"head_yaw"}
 
 
 def shipped(name: str) -> Script:
