@@ -22,6 +22,14 @@ from controller.humanoid_kinematics import (
     HumanoidConfigError,
     HumanoidGeometry,
 )
+from controller.mof import (
+    MOF_HEADER,
+    MofColumns,
+    MofError,
+    MotionNet,
+    build_net,
+    mof_columns,
+)
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
@@ -126,6 +134,20 @@ class MotionsConfig:
     files: dict[int, str]
 
 
+@dataclass(frozen=True, eq=False)
+class MofConfig:
+    """B-Human .mof motion nets (controller/mof.py): how the robot reads .mof
+    columns, what hardness means, and the net of `mof.files`, built and
+    checked at load. A bad file is left out of the net and kept in `errors`
+    (file, line, reason); the rest of the net still loads."""
+    columns: MofColumns
+    default_hardness: float          # % for `*` in a hardness line
+    full_gains: Gains                # 100 % hardness (gains.<mof_hardness.full_gains>)
+    files: tuple[Path, ...]          # the net's files, in config order
+    net: MotionNet
+    errors: tuple[MofError, ...]
+
+
 @dataclass(frozen=True)
 class Config:
     path: Path
@@ -153,6 +175,7 @@ class Config:
     locomotion: LocomotionConfig | None = None   # quadruped gait generator
     walk: WalkConfig | None = None               # biped walk
     motions: MotionsConfig | None = None         # mode-62 step-list motions
+    mof: MofConfig | None = None                 # B-Human .mof motion nets
     sim: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -448,8 +471,8 @@ def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
     """The humanoid schema (documented at the top of config/humanoid20.yaml;
     config/nao22.yaml's header lists what it may add): one entry per joint,
     torque limits and gains per joint group, named poses per joint name. The
-    legs are found by group wherever they are in wire order; a walk is
-    optional."""
+    legs are found by group wherever they are in wire order; a walk and .mof
+    motion nets are optional."""
     names, groups, q_min_a, q_max_a, v_max = _humanoid_joints(r, path)
     members = {g: [i for i, x in enumerate(groups) if x == g] for g in dict.fromkeys(groups)}
     legs = _leg_indices(r, members)
@@ -483,6 +506,7 @@ def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
         "gains": gains,
         "pose_height_range": _height_range(r, (0.8 * stand_height, stand_height)),
         "walk": walk,
+        "mof": _mof(r, path, names, (q_min_a, q_max_a, v_max), gains),
     }
 
 
@@ -568,6 +592,63 @@ def _optional_walk(r: _Reader, path: Path, geometry: HumanoidGeometry, stand_hei
     if "walk" not in gains:
         raise r.sub("gains").fail("walk", "missing (the `locomotion` walk needs it)")
     return _walk(r, path, geometry, stand_height)
+
+
+def _mof(r: _Reader, path: Path, names: list[str],
+         limits: tuple[np.ndarray, np.ndarray, np.ndarray],
+         gains: dict[str, Gains]) -> MofConfig | None:
+    """The .mof binding (`mof_columns`, `mof_hardness`) and the net of `mof`
+    (keys documented at the top of config/nao22.yaml); None without
+    `mof_columns`. A bad .mof file is left out and kept in `errors`."""
+    if "mof_columns" not in r.data:
+        for key in ("mof_hardness", "mof"):
+            if key in r.data:
+                raise r.fail(key, "set, but there is no `mof_columns` (the .mof binding)")
+        return None
+    hr = r.sub("mof_hardness")
+    default = hr.number("default", 0.0, 100.0)
+    gain_set = hr.get("full_gains", str)
+    if gain_set not in gains:
+        raise hr.fail("full_gains", f"{gain_set!r} is not a gain set under `gains`")
+    full = gains[gain_set]
+    mapping = r.get("mof_columns", dict)
+    _check_mof_header(r, mapping)
+    try:
+        columns = mof_columns(mapping, names, *limits, full.kp, full.kd, default, str(path))
+    except MofError as exc:   # it names the file and the key, as a ConfigError does
+        raise ConfigError(str(exc)) from exc
+    files = _mof_files(r, path) if "mof" in r.data else ()
+    errors: list[MofError] = []
+    net = build_net(files, columns, errors)
+    return MofConfig(columns, default, full, files, net, tuple(errors))
+
+
+def _check_mof_header(r: _Reader, mapping: dict[Any, Any]) -> None:
+    """`mof_columns` binds every column of the .mof header, in file order:
+    the mapping's order is the order a joint line's angles are read in."""
+    columns = [str(c) for c in mapping]
+    missing = [c for c in MOF_HEADER if c not in columns]
+    unknown = [c for c in columns if c not in MOF_HEADER]
+    if missing or unknown:
+        raise r.fail("mof_columns", f"expected the {len(MOF_HEADER)} .mof columns; missing "
+                                    f"{missing}, unknown {unknown}")
+    if tuple(columns) != MOF_HEADER:
+        raise r.fail("mof_columns", f"columns out of file order: expected "
+                                    f"{' '.join(MOF_HEADER)}, got {' '.join(columns)}")
+
+
+def _mof_files(r: _Reader, path: Path) -> tuple[Path, ...]:
+    """`mof`: the net's .mof files in `directory` (relative to the config)."""
+    mr = r.sub("mof")
+    directory = _directory(mr, path)
+    names = mr.get("files", list)
+    if not names:
+        raise mr.fail("files", "expected a list of .mof file names")
+    for i, name in enumerate(names):
+        _file_name(mr, f"files[{i}]", name, ".mof")
+        if name in names[:i]:
+            raise mr.fail(f"files[{i}]", f"{name!r} is listed twice")
+    return tuple(directory / name for name in names)
 
 
 def _walk(r: _Reader, path: Path, geometry: HumanoidGeometry, stand_height: float) -> WalkConfig:

@@ -1,0 +1,134 @@
+"""The NAO-style humanoid (config/nao22.yaml): the config loader reads its
+legs by group, its optional walk and its .mof keys (one strict reader,
+errors naming file and key). No sockets."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from controller.config import ConfigError, load_config
+from controller.mof import MOF_HEADER, MofError, load_mof_columns
+
+ROOT = Path(__file__).resolve().parent.parent
+NAO = ROOT / "config" / "nao22.yaml"
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return load_config(NAO)
+
+
+def write_variant(tmp_path: Path, edit) -> Path:
+    """nao22.yaml edited by `edit`, in tmp_path with its FSM table."""
+    data = yaml.safe_load(NAO.read_text())
+    if "mof" in data:   # the .mof directory is named relative to the config
+        data["mof"]["directory"] = str((NAO.parent / data["mof"]["directory"]).resolve())
+    edit(data)
+    path = tmp_path / "nao.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    (tmp_path / data["fsm"]).write_text((NAO.parent / data["fsm"]).read_text())
+    return path
+
+
+# -- the config ---------------------------------------------------------------------------
+def test_nao22_loads_with_its_legs_found_by_group(cfg):
+    assert cfg.kind == "humanoid" and cfg.num_joints == 22
+    legs = [cfg.joint_names[i] for i in cfg.leg_indices]
+    assert legs[:6] == ["r_hip_yaw_pitch", "r_hip_roll", "r_hip_pitch", "r_knee",
+                        "r_ankle_pitch", "r_ankle_roll"]
+    assert legs[6:] == [n.replace("r_", "l_", 1) for n in legs[:6]]
+    assert cfg.leg_indices.tolist() == list(range(16, 22)) + list(range(10, 16))
+    assert cfg.walk is None and cfg.locomotion is None and "walk" not in cfg.gains
+    assert set(cfg.fsm.names) == {0, 7, 12}
+    # Arms of four joints: a gain set has one kp per arm joint.
+    np.testing.assert_allclose(cfg.gains["pose"].kp[2:6], [8, 8, 6, 6])
+
+
+def test_nao22_reads_the_mof_binding_once(cfg):
+    mof = cfg.mof
+    assert mof is not None and mof.default_hardness == 70.0
+    cols = mof.columns
+    assert cols.names == MOF_HEADER and cols.joints.tolist() == list(range(22))
+    assert [c for c, s in zip(cols.names, cols.sign) if s < 0] == ["AL1", "AR2", "AR3",
+                                                                  "LR1", "LR5"]
+    np.testing.assert_array_equal(cols.kp_full, cfg.gains["mof"].kp)
+    np.testing.assert_array_equal(mof.full_gains.kd, cfg.gains["mof"].kd)
+    np.testing.assert_array_equal(cols.default_hardness, np.full(22, 70.0))
+    np.testing.assert_array_equal(cols.q_min, cfg.q_min)
+    # The thin wrapper the other tools call reads the same binding.
+    again = load_mof_columns(NAO)
+    assert again.names == cols.names
+    np.testing.assert_array_equal(again.sign, cols.sign)
+    np.testing.assert_array_equal(again.kp_full, cols.kp_full)
+
+
+def test_the_other_configs_have_no_mof_binding():
+    for name in ("humanoid20.yaml", "cyberdog2.yaml"):
+        assert load_config(ROOT / "config" / name).mof is None
+    with pytest.raises(MofError, match=r"humanoid20.yaml: mof_columns: missing"):
+        load_mof_columns(ROOT / "config" / "humanoid20.yaml")
+
+
+def _set(path: str, value):
+    """An edit that sets data[a][b]... = value for path 'a.b...'."""
+    def edit(data):
+        *parents, last = path.split(".")
+        for key in parents:
+            data = data[int(key) if key.isdigit() else key]
+        data[int(last) if last.isdigit() else last] = value
+    return edit
+
+
+def _pop(path: str):
+    def edit(data):
+        *parents, last = path.split(".")
+        for key in parents:
+            data = data[key]
+        data.pop(last)
+    return edit
+
+
+def _reorder_columns(data):
+    cols = list(data["mof_columns"].items())
+    cols[2], cols[3] = cols[3], cols[2]
+    data["mof_columns"] = dict(cols)
+
+
+@pytest.mark.parametrize("edit, where", [
+    (_set("mof_columns.AL1", {"joint": "l_shoulder_roll", "sign": 2}),
+     "mof_columns.AL1.sign: expected 1 or -1"),
+    (_set("mof_columns.HP", {"joint": "head_yaw", "offset": "x"}), "mof_columns.HP.offset"),
+    (_set("mof_columns.HP", "neck"), "mof_columns.HP: 'neck' is not a joint"),
+    (_set("mof_columns.HT", "head_yaw"), "mof_columns.HT: joint 'head_yaw' is already driven"),
+    (_pop("mof_columns.LR5"), "mof_columns: expected the 22 .mof columns; missing ['LR5']"),
+    (_set("mof_columns.XX", "head_yaw"), "unknown ['XX']"),
+    (_reorder_columns, "mof_columns: columns out of file order"),
+    (_set("mof_columns", ["HP"]), "mof_columns: expected dict"),
+    (_set("mof_hardness.default", 120), "mof_hardness.default: 120.0 is outside [0.0, 100.0]"),
+    (_set("mof_hardness.default", math.nan), "mof_hardness.default: must be finite"),
+    (_set("mof_hardness.full_gains", "stiff"),
+     "mof_hardness.full_gains: 'stiff' is not a gain set"),
+    (_pop("mof_hardness"), "mof_hardness: missing"),
+    (_pop("mof_columns"), "mof_hardness: set, but there is no `mof_columns`"),
+    (_set("gains.mof.head.kp", [6]), "gains.mof.head.kp: expected a list of 2 numbers"),
+    (_set("gains.mof.left_leg.kd", [0.7, 0.7, 0.7, math.nan, 0.7, 0.6]),
+     "gains.mof.left_leg.kd: expected finite numbers"),
+    (_set("joints.0.min", math.nan), "joints[0].min: must be finite"),
+    (_set("joints.16.group", "left_leg"), "joints: group right_leg has 5 joints"),
+    (_set("gains.walk", yaml.safe_load(NAO.read_text())["gains"]["pose"]),
+     "gains.walk: set, but there is no `locomotion`"),
+])
+def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit, where: str) -> None:
+    path = write_variant(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}: "), str(err.value)
+    assert where in str(err.value), str(err.value)
+    # load_mof_columns reports the same, as a MofError naming the file.
+    with pytest.raises(MofError) as info:
+        load_mof_columns(path)
+    assert info.value.source == str(path) and where in info.value.reason
