@@ -132,3 +132,56 @@ def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit, where: s
     with pytest.raises(MofError) as info:
         load_mof_columns(path)
     assert info.value.source == str(path) and where in info.value.reason
+
+
+@pytest.mark.parametrize("edit, where", [
+    (_set("mof.files", ["stand.mof", "../stand.mof"]),
+     "mof.files[1]: '../stand.mof': expected a bare .mof name"),
+    (_set("mof.files", ["stand.mof", "stand.txt"]), "mof.files[1]"),
+    (_set("mof.files", ["stand.mof", "stand.mof"]), "mof.files[1]: 'stand.mof' is listed twice"),
+    (_set("mof.files", []), "mof.files: expected a list of .mof file names"),
+    (_set("mof.directory", "nowhere"), "mof.directory"),
+])
+def test_bad_net_keys_are_refused(tmp_path: Path, edit, where: str) -> None:
+    path = write_variant(tmp_path, edit)
+    with pytest.raises(ConfigError, match=r"^" + str(path).replace(".", r"\.")) as err:
+        load_config(path)
+    assert where in str(err.value), str(err.value)
+
+
+# -- the motion net -----------------------------------------------------------------------
+def test_the_net_of_stand_and_nod_is_built_at_load(cfg):
+    net = cfg.mof.net
+    assert cfg.mof.errors == ()
+    assert [p.name for p in cfg.mof.files] == ["stand.mof", "nod.mof"]
+    assert set(net.motions) == {"stand", "nod"}
+    # The shipped stand.mof is the B-Human documentation's example.
+    assert cfg.mof.files[0].read_text() == (ROOT / "tests" / "fixtures" / "stand.mof").read_text()
+    nod = net.motions["nod"]
+    assert set(nod.labels) == {"start", "again"}
+    # While requested, nod loops (two 250 ms lines); a stand request leaves
+    # through the head's return (200 ms) straight into stand.
+    plan = net.plan(net.entry("nod"), "nod")
+    assert not plan.leaves and plan.duration == pytest.approx(0.5)
+    plan = net.plan(net.label("nod", "again"), "stand")
+    assert not plan.leaves and [pos[0] for pos in plan.lines] == ["nod"] * 3 + ["stand"]
+
+
+def test_a_bad_mof_file_is_reported_and_left_out(tmp_path: Path) -> None:
+    directory = tmp_path / "net"
+    directory.mkdir()
+    for name in ("stand.mof", "nod.mof"):
+        (directory / name).write_text((NAO.parent / "../gaits/mof/nao22" / name).read_text())
+    # 95 deg of .mof shoulder roll is outside l_shoulder_roll's limits.
+    bad = (directory / "stand.mof").read_text().replace("0   -50 -2 -40", "0   95  -2 -40", 1)
+    (directory / "wave.mof").write_text(bad.replace("stand", "wave"))
+
+    def net_of_three(data):
+        data["mof"] = {"directory": str(directory),
+                       "files": ["stand.mof", "wave.mof", "nod.mof", "missing.mof"]}
+    cfg = load_config(write_variant(tmp_path, net_of_three))
+    assert set(cfg.mof.net.motions) == {"stand", "nod"}
+    (wave, missing) = cfg.mof.errors
+    assert (wave.source, wave.line) == (str(directory / "wave.mof"), 7)
+    assert "AL1 = 95 deg puts l_shoulder_roll" in wave.reason
+    assert missing.source == str(directory / "missing.mof") and "cannot read" in missing.reason
