@@ -1,6 +1,7 @@
 """The NAO-style humanoid (config/nao22.yaml): the config loader reads its
 legs by group, its optional walk and its .mof keys (one strict reader,
-errors naming file and key). No sockets."""
+errors naming file and key); its .mof net plays through MofPlayback on the
+real C kernel at 500 Hz. No sockets."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,16 @@ import pytest
 import yaml
 
 from controller.config import ConfigError, load_config
-from controller.mof import MOF_HEADER, MofError, load_mof_columns
+from controller.mof import (
+    MOF_HEADER,
+    JointLine,
+    MofError,
+    link_net,
+    load_mof_columns,
+    parse_mof,
+)
+from controller.native import Kernel
+from controller.playback import MofPlayback, Position
 
 ROOT = Path(__file__).resolve().parent.parent
 NAO = ROOT / "config" / "nao22.yaml"
@@ -185,3 +195,141 @@ def test_a_bad_mof_file_is_reported_and_left_out(tmp_path: Path) -> None:
     assert (wave.source, wave.line) == (str(directory / "wave.mof"), 7)
     assert "AL1 = 95 deg puts l_shoulder_roll" in wave.reason
     assert missing.source == str(directory / "missing.mof") and "cannot read" in missing.reason
+
+
+# -- MofPlayback on the real kernel --------------------------------------------------------
+DEG = math.pi / 180.0
+T0 = 1000   # start tick: 2 s into the controller clock
+
+
+def kernel_for(cfg) -> Kernel:
+    # As controller.py builds it: no target moves faster than its velocity limit.
+    return Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+
+
+def joint_line(cfg, motion: str, index: int) -> JointLine:
+    lines = [i for i in cfg.mof.net.motions[motion].instructions if isinstance(i, JointLine)]
+    return lines[index]
+
+
+def mof_target(cfg, degrees: dict[str, float]) -> np.ndarray:
+    """.mof degrees per column -> joint angles (rad, wire order) by the
+    columns' sign and offset; NaN for the columns not given."""
+    cols = cfg.mof.columns
+    q = np.full(cfg.num_joints, np.nan)
+    for c, name in enumerate(cols.names):
+        if name in degrees:
+            q[cols.joints[c]] = cols.sign[c] * degrees[name] * DEG + cols.offset[c]
+    return q
+
+
+# stand.mof's joint line (the B-Human documentation's example), in .mof degrees.
+STAND_MOF = dict(zip(MOF_HEADER[2:], [0, -50, -2, -40, 0, -50, -2, -40, -6, -1, -43, 92,
+                                      -48, 0, -6, -1, -43, 92, -48, -1]))
+
+
+def play(cfg, motion: str, q0: np.ndarray, ticks: int, gains: float = 0.5):
+    """Start a MofPlayback at T0 from q0 with `gains` x the full-hardness
+    gains in force, then step it and the kernel tick by tick. Returns the
+    playback and per tick (tick, position, pos, kp, kd, done)."""
+    k = kernel_for(cfg)
+    full = cfg.mof.full_gains
+    k.track(q0)
+    k.set_gains(gains * full.kp, gains * full.kd)
+    k.step((T0 - 1) * cfg.dt)
+    pb = MofPlayback(cfg.mof.net, motion, cfg.dt)
+    pb.start(k, T0, q0, q0)
+    out = []
+    for tick in range(T0, T0 + ticks):
+        position = pb.step(tick, k.pos.copy())
+        k.step(tick * cfg.dt)
+        out.append((tick, position, k.pos.copy(), k.kp.copy(), k.kd.copy(), pb.done))
+    return pb, out
+
+
+def test_stand_mof_reaches_its_angles_on_the_lines_last_tick(cfg):
+    target = mof_target(cfg, STAND_MOF)
+    moved = ~np.isnan(target)
+    np.testing.assert_allclose(target[moved], joint_line(cfg, "stand", 0).angles[2:])
+    # From halfway between the crouch pose and stand.mof's pose: a non-stand
+    # pose from which no joint needs more than its velocity limit over the
+    # line's 100 ms, so the kernel's step limit does not slow it.
+    q0 = cfg.poses["crouch"].copy()
+    q0[moved] = 0.5 * (q0[moved] + target[moved])
+    assert (np.abs(target - q0)[moved] / 0.100 < cfg.v_max[moved]).all()
+    pb, out = play(cfg, "stand", q0, 120)
+    assert pb.name == "stand" and pb.indices.tolist() == list(range(22))
+    reached = next(tick for tick, _, pos, *_ in out
+                   if np.allclose(pos[moved], target[moved], atol=1e-9))
+    assert abs(reached - (T0 + 100 // 2)) <= 1          # 100 ms = 50 ticks at 500 Hz
+    halfway = out[25][2]                                 # linear in between
+    np.testing.assert_allclose(halfway[moved], 0.5 * (q0 + target)[moved], atol=1e-9)
+    for _, _, pos, *_ in out:                            # `*` columns (the head) keep q0
+        np.testing.assert_allclose(pos[~moved], q0[~moved])
+
+
+def test_stand_mof_hardness_ramps_to_its_percent_of_the_mof_gains(cfg):
+    full = cfg.mof.full_gains
+    hardness = np.full(22, 70.0)                         # `*`: mof_hardness.default
+    hardness[cfg.joint_names.index("r_ankle_roll")] = 100.0   # LR5
+    end_kp, end_kd = hardness / 100 * full.kp, hardness / 100 * full.kd
+    start_kp, start_kd = 0.5 * full.kp, 0.5 * full.kd
+    _, out = play(cfg, "stand", cfg.poses["stand"], 40)
+    ramp_ticks = 50 // 2                                 # the line's 50 ms ramp
+    for tick, _, _, kp, kd, _ in out:
+        s = min((tick - T0) / ramp_ticks, 1.0)
+        np.testing.assert_allclose(kp, start_kp + s * (end_kp - start_kp), atol=1e-9)
+        np.testing.assert_allclose(kd, start_kd + s * (end_kd - start_kd), atol=1e-9)
+    np.testing.assert_allclose(out[ramp_ticks][3], end_kp, atol=1e-9)    # at the ramp's end
+    mid = out[ramp_ticks // 2][3]                        # about half way (12 of 25 ticks)
+    np.testing.assert_allclose(mid, 0.5 * (start_kp + end_kp),
+                               atol=0.05 * np.max(np.abs(end_kp - start_kp)))
+
+
+def test_a_looping_motion_is_done_after_its_first_pass_and_then_holds(cfg):
+    # stand loops while requested: done once its 100 ms line has played.
+    _, out = play(cfg, "stand", cfg.poses["stand"], 80)
+    done_at = next(tick for tick, *_, done in out if done)
+    assert done_at == T0 + 50
+    positions = [p for _, p, *_ in out]
+    assert positions[0] == Position("stand", 7, 0)      # stand.mof line 7 is the joint line
+    assert positions[25] == Position("stand", 7, 50)
+    assert positions[-1] == Position("stand", 7, 100)
+    assert [p.progress for p in positions] == sorted(p.progress for p in positions)
+
+    # nod loops too (down 250 ms, up 250 ms while requested): done at 500 ms,
+    # the head holding the last target (-10 deg), not starting the next nod.
+    down, up = joint_line(cfg, "nod", 0), joint_line(cfg, "nod", 1)
+    head_pitch = cfg.joint_names.index("head_pitch")
+    _, out = play(cfg, "nod", cfg.poses["stand"], 400)
+    done_at = next(tick for tick, *_, done in out if done)
+    assert done_at == T0 + 250
+    frames = [p.frame for _, p, *_ in out]
+    assert frames[0] == down.line and frames[125] == up.line and frames[-1] == up.line
+    pitch = np.array([pos[head_pitch] for _, _, pos, *_ in out])
+    assert abs(int(np.argmax(pitch)) - 125) <= 1 and pitch.max() == pytest.approx(20 * DEG)
+    np.testing.assert_allclose(pitch[250:], -10 * DEG, atol=1e-9)
+    assert all(p == Position("nod", up.line, 100) for _, p, *_ in out[250:])
+
+
+def test_a_motion_that_leaves_by_itself_is_done_when_it_leaves(cfg):
+    text = "\n".join(["motion_id = wave", "label start",
+                      " ".join(["*", "*", "70"] + ["*"] * 19 + ["1", "30"]),
+                      "transition allMotions extern start"])
+    net = link_net([parse_mof(text, "wave.mof", cfg.mof.columns)], cfg.mof.columns)
+    k = kernel_for(cfg)
+    q0 = cfg.poses["stand"]
+    k.track(q0)
+    pb = MofPlayback(net, "wave", cfg.dt)
+    assert pb.done                                       # not started
+    pb.start(k, T0, q0, q0)
+    ticks = []
+    for tick in range(T0, T0 + 30):
+        pb.step(tick, q0)
+        k.step(tick * cfg.dt)
+        ticks.append(pb.done)
+    assert ticks.index(True) == 15                       # 30 ms
+    assert k.pos[2] == pytest.approx(70 * DEG)
+    with pytest.raises(ValueError, match="unknown motion 'sit'"):
+        MofPlayback(net, "sit", cfg.dt)
+
