@@ -1,7 +1,8 @@
 """The NAO-style humanoid (config/nao22.yaml): the config loader reads its
 legs by group, its optional walk and its .mof keys (one strict reader,
 errors naming file and key); its .mof net plays through MofPlayback on the
-real C kernel at 500 Hz. No sockets."""
+real C kernel at 500 Hz; the controller and the sim run it in-process on
+the fake clock (tests/harness.py). No sockets."""
 from __future__ import annotations
 
 import math
@@ -10,8 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from harness import Rig
+from structlog.testing import capture_logs
 
 from controller.config import ConfigError, load_config
+from controller.controller import Controller
+from controller.humanoid_kinematics import HumanoidLegKinematics
 from controller.mof import (
     MOF_HEADER,
     JointLine,
@@ -22,6 +27,8 @@ from controller.mof import (
 )
 from controller.native import Kernel
 from controller.playback import MofPlayback, Position
+from controller.protocol import BAN_TRANS
+from controller.sim import SimRobot
 
 ROOT = Path(__file__).resolve().parent.parent
 NAO = ROOT / "config" / "nao22.yaml"
@@ -195,6 +202,12 @@ def test_a_bad_mof_file_is_reported_and_left_out(tmp_path: Path) -> None:
     assert (wave.source, wave.line) == (str(directory / "wave.mof"), 7)
     assert "AL1 = 95 deg puts l_shoulder_roll" in wave.reason
     assert missing.source == str(directory / "missing.mof") and "cannot read" in missing.reason
+    # The daemon logs each (and runs with the rest of the net).
+    with capture_logs() as logs:
+        Controller(cfg)
+    refused = [e for e in logs if e["event"] == "mof_refused"]
+    assert [(e["file"], e["line"]) for e in refused] == [(wave.source, 7),
+                                                        (missing.source, None)]
 
 
 # -- MofPlayback on the real kernel --------------------------------------------------------
@@ -333,3 +346,43 @@ def test_a_motion_that_leaves_by_itself_is_done_when_it_leaves(cfg):
     with pytest.raises(ValueError, match="unknown motion 'sit'"):
         MofPlayback(net, "sit", cfg.dt)
 
+
+# -- the controller and the sim --------------------------------------------------------------
+def test_the_sim_loads_the_leg_joints_wherever_they_are(cfg):
+    kin = HumanoidLegKinematics(cfg.geometry)
+    robot = SimRobot(cfg, kin)
+    robot.q = cfg.poses["stand"].copy()
+    load = robot._load_torque()
+    legs = np.zeros(cfg.num_joints, dtype=bool)
+    legs[cfg.leg_indices] = True
+    assert np.abs(load[legs]).max() > 0.1 and (load[~legs] == 0.0).all()
+    # Knees carry the weight (the knee is joint 3 of a leg in IK order).
+    knees = cfg.leg_indices[[3, 9]]
+    assert [cfg.joint_names[i] for i in knees] == ["r_knee", "l_knee"]
+    assert np.abs(load[knees]).min() > 0.1
+
+
+def test_the_controller_stands_nao22_up_from_off() -> None:
+    rig = Rig(config_path=str(NAO))
+    assert set(rig.ctl.fsm.behaviours) == {0, 7, 12, 21}     # no walk: no mode 11
+    rig.run(20)
+    assert rig.mode == 0 and rig.last.bar == 100
+    assert rig.body_height() < rig.cfg.sim["rest_height"]     # sitting in the fold
+    rig.send(12)
+    rig.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 6000)
+    bars = [r.bar for r in rig.responses if r.mode == 12]
+    assert sorted(set(bars)) == [0, 80, 99, 100] and bars == sorted(bars)
+    np.testing.assert_allclose(rig.ctl.kernel.pos, rig.cfg.poses["stand"], atol=1e-9)
+    rig.run(500)
+    assert rig.body_height() == pytest.approx(rig.cfg.stand_height, abs=0.01)
+    assert rig.ctl.counters.last_error == "" and rig.ctl.counters.commands_rejected == 0
+    assert rig.ctl.response.motor_error == [0] * 12             # the leg joints'
+    # The damper lies it down into the lie pose; mode 11 is refused.
+    rig.send(7, 1)
+    rig.run_until(lambda r: r.last.mode == 7 and r.last.bar == 100, 3000)
+    rig.run(200)
+    np.testing.assert_allclose(rig.ctl.kernel.pos, rig.cfg.lie_pose, atol=1e-9)
+    rig.send(11, 3)
+    rig.run(10)
+    assert rig.last.switch_status == BAN_TRANS and rig.mode == 7
+    assert "mode 11 is not a known mode" in rig.ctl.counters.last_error
