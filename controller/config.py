@@ -17,9 +17,18 @@ import yaml
 from controller import goals  # the goal executor owns the speed-profile limits
 from controller.biped_walk import WalkParams, load_walk_params
 from controller.humanoid_kinematics import (
+    LEG_JOINTS,
     LEG_SIDES,
     HumanoidConfigError,
     HumanoidGeometry,
+)
+from controller.mof import (
+    MOF_HEADER,
+    MofColumns,
+    MofError,
+    MotionNet,
+    build_net,
+    mof_columns,
 )
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
@@ -111,9 +120,11 @@ REQUIRED_POSES = {"quadruped": ("fold", "lie"), "humanoid": ("fold", "crouch", "
 REQUIRED_GAINS = {
     "quadruped": ("pose", "pose_swing_compliant", "recovery", "lie_down", "damper",
                   "motor_ctrl_lost", "posture", "stance", "swing"),
-    "humanoid": ("pose", "recovery", "lie_down", "damper", "walk"),
+    "humanoid": ("pose", "recovery", "lie_down", "damper"),   # + walk with a locomotion
 }
-HUMANOID_LEG_GROUPS = ("right_leg", "left_leg")   # joints 0-5 and 6-11, IK order
+# The leg IK's order: right leg then left leg, each group's joints in config
+# order (hip_yaw hip_roll hip_pitch knee ankle_pitch ankle_roll).
+HUMANOID_LEG_GROUPS = ("right_leg", "left_leg")
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,20 @@ class MotionsConfig:
     """Mode 62 (SPEC §4.1): motion id -> step-list file in `directory`."""
     directory: Path
     files: dict[int, str]
+
+
+@dataclass(frozen=True, eq=False)
+class MofConfig:
+    """B-Human .mof motion nets (controller/mof.py): how the robot reads .mof
+    columns, what hardness means, and the net of `mof.files`, built and
+    checked at load. A bad file is left out of the net and kept in `errors`
+    (file, line, reason); the rest of the net still loads."""
+    columns: MofColumns
+    default_hardness: float          # % for `*` in a hardness line
+    full_gains: Gains                # 100 % hardness (gains.<mof_hardness.full_gains>)
+    files: tuple[Path, ...]          # the net's files, in config order
+    net: MotionNet
+    errors: tuple[MofError, ...]
 
 
 @dataclass(frozen=True)
@@ -164,6 +189,7 @@ class Config:
     fsm: FsmTable
     legs: list[str]
     joint_names: list[str]
+    leg_indices: np.ndarray              # wire indices of the leg joints, in the leg IK's order
     q_min: np.ndarray
     q_max: np.ndarray
     v_max: np.ndarray
@@ -179,6 +205,7 @@ class Config:
     locomotion: LocomotionConfig | None = None   # quadruped gait generator
     walk: WalkConfig | None = None               # biped walk
     motions: MotionsConfig | None = None         # mode-62 step-list motions
+    mof: MofConfig | None = None                 # B-Human .mof motion nets
     sim: dict[str, Any] = field(default_factory=dict)
     # Limbs: joint groups a script can own while the mode drives the others
     # (the humanoid's `group`s, the quadruped's legs).
@@ -433,18 +460,37 @@ def _scripts(r: _Reader, path: Path, names: list[str], fsm: FsmTable) -> Scripts
 
 def _motions(r: _Reader, path: Path) -> MotionsConfig:
     mr = r.sub("motions")
-    directory = (path.parent / mr.get("directory", str)).resolve()
-    if not directory.is_dir():
-        raise mr.fail("directory", f"{directory} is not a directory")
+    directory = _directory(mr, path)
     files: dict[int, str] = {}
     for motion_id, name in mr.get("ids", dict).items():
         if isinstance(motion_id, bool) or not isinstance(motion_id, int) \
                 or not 0 <= motion_id <= 127 or not isinstance(name, str):
             raise mr.fail(f"ids.{motion_id}", "expected `<id 0..127>: <file name>`")
-        if "/" in name or "\\" in name or name.startswith("."):
-            raise mr.fail(f"ids.{motion_id}", f"{name!r}: a bare file name in `directory`")
-        files[motion_id] = name
+        files[motion_id] = _file_name(mr, f"ids.{motion_id}", name)
     return MotionsConfig(directory, files)
+
+
+def _directory(r: _Reader, path: Path) -> Path:
+    """The section's `directory`, relative to the config file; it must exist."""
+    directory = (path.parent / r.get("directory", str)).resolve()
+    if not directory.is_dir():
+        raise r.fail("directory", f"{directory} is not a directory")
+    return directory
+
+
+def _file_name(r: _Reader, key: str, name: Any, suffix: str = "") -> str:
+    """A file of the section's `directory`: a bare name (no path, not hidden)."""
+    if not isinstance(name, str) or not name.endswith(suffix) or "/" in name \
+            or "\\" in name or name.startswith("."):
+        raise r.fail(key, f"{name!r}: expected a bare {suffix or 'file'} name in `directory`")
+    return name
+
+
+def _indices(values: Any) -> np.ndarray:
+    """A read-only index array: every user of the config shares it."""
+    out = np.array(values, dtype=np.intp)
+    out.flags.writeable = False
+    return out
 
 
 def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
@@ -507,6 +553,7 @@ def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
         "limbs": {leg: tuple(range(3 * i, 3 * i + 3)) for i, leg in enumerate(legs)},
         "legs": legs,
         "joint_names": names,
+        "leg_indices": _indices(range(len(names))),   # every joint is a leg joint
         "q_min": q_min_a,
         "q_max": q_max_a,
         "v_max": tile(r.vector("joint_velocity_limit", 3)),
@@ -524,36 +571,14 @@ def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
 
 
 def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
-    """The humanoid schema (documented at the top of config/humanoid20.yaml):
-    one entry per joint, torque limits and gains per joint group, named poses
-    per joint name."""
-    joints = r.get("joints", list)
-    names: list[str] = []
-    groups: list[str] = []
-    q_min, q_max, v_max = [], [], []
-    for i, entry in enumerate(joints):
-        jr = _Reader(path, entry, f"joints[{i}]")
-        if not isinstance(entry, dict):
-            raise r.fail(f"joints[{i}]", "expected {name, group, min, max, vmax}")
-        name = jr.get("name", str)
-        if name in names:
-            raise jr.fail("name", f"{name!r} is listed twice")
-        lo, hi = jr.number("min", -7.0, 7.0), jr.number("max", -7.0, 7.0)
-        if not lo < hi:
-            raise jr.fail("max", f"min {lo} is not below max {hi}")
-        names.append(name)
-        groups.append(jr.get("group", str))
-        q_min.append(lo)
-        q_max.append(hi)
-        v_max.append(jr.number("vmax", 0.1, 100.0))
-    # The leg IK works on joints 0-11 in a fixed order, and the CyberDog
-    # response's motor_error[12] covers exactly them.
-    legs_expected = [g for g in HUMANOID_LEG_GROUPS for _ in range(6)]
-    if groups[:12] != legs_expected:
-        raise r.fail("joints", "the first 12 joints must be the right_leg (6) then the "
-                               "left_leg (6), each hip_yaw hip_roll hip_pitch knee "
-                               "ankle_pitch ankle_roll")
+    """The humanoid schema (documented at the top of config/humanoid20.yaml;
+    config/nao22.yaml's header lists what it may add): one entry per joint,
+    torque limits and gains per joint group, named poses per joint name. The
+    legs are found by group wherever they are in wire order; a walk and .mof
+    motion nets are optional."""
+    names, groups, q_min_a, q_max_a, v_max = _humanoid_joints(r, path)
     members = {g: [i for i, x in enumerate(groups) if x == g] for g in dict.fromkeys(groups)}
+    legs = _leg_indices(r, members)
 
     tr = r.sub("torque_limit")
     torque = np.zeros(len(names))
@@ -565,40 +590,18 @@ def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
     except HumanoidConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from exc
 
-    pr = r.sub("poses")
-    poses = {}
-    for pose_name in pr.data:
-        pe = pr.sub(pose_name)
-        unknown = sorted(set(pe.data) - set(names))
-        if unknown:
-            raise pr.fail(pose_name, f"unknown joints {unknown}")
-        poses[str(pose_name)] = np.array([pe.number(n, -7.0, 7.0) for n in names])
-    q_min_a, q_max_a = np.array(q_min), np.array(q_max)
-    _check_poses(pr, "humanoid", poses, names, q_min_a, q_max_a)
-
-    gains = {}
-    g = r.sub("gains")
-    for gain_name in g.data:
-        e = g.sub(gain_name)
-        kp, kd = np.zeros(len(names)), np.zeros(len(names))
-        for group, idx in members.items():
-            ge = e.sub(group)
-            kp[idx] = ge.vector("kp", len(idx))
-            kd[idx] = ge.vector("kd", len(idx))
-            if (kp[idx] < 0).any() or (kd[idx] < 0).any():
-                raise ge.fail("kp", "gains must not be negative")
-        gains[str(gain_name)] = Gains(kp, kd)
-    _check_gains(r, "humanoid", gains)
-
+    poses = _humanoid_poses(r, names, q_min_a, q_max_a)
+    gains = _group_gains(r, members, len(names))
     stand_height = r.number("stand_height", 0.05, 3.0)
-    walk = _walk(r, path, geometry, stand_height)
+    walk = _optional_walk(r, path, geometry, stand_height, gains)
     return {
         "limbs": {g: tuple(idx) for g, idx in members.items()},
         "legs": list(LEG_SIDES),
         "joint_names": names,
+        "leg_indices": legs,
         "q_min": q_min_a,
         "q_max": q_max_a,
-        "v_max": np.array(v_max),
+        "v_max": v_max,
         "torque_limit": torque,
         "geometry": geometry,
         "poses": poses,
@@ -607,7 +610,149 @@ def _humanoid(r: _Reader, path: Path) -> dict[str, Any]:
         "gains": gains,
         "pose_height_range": _height_range(r, (0.8 * stand_height, stand_height)),
         "walk": walk,
+        "mof": _mof(r, path, names, (q_min_a, q_max_a, v_max), gains),
     }
+
+
+def _humanoid_joints(r: _Reader, path: Path) -> tuple[list[str], list[str], np.ndarray,
+                                                      np.ndarray, np.ndarray]:
+    """`joints`: names, groups, and min, max, vmax per joint, in wire order."""
+    names: list[str] = []
+    groups: list[str] = []
+    rows: list[tuple[float, float, float]] = []
+    for i, entry in enumerate(r.get("joints", list)):
+        if not isinstance(entry, dict):
+            raise r.fail(f"joints[{i}]", "expected {name, group, min, max, vmax}")
+        jr = _Reader(path, entry, f"joints[{i}]")
+        name = jr.get("name", str)
+        if name in names:
+            raise jr.fail("name", f"{name!r} is listed twice")
+        lo, hi = jr.number("min", -7.0, 7.0), jr.number("max", -7.0, 7.0)
+        if not lo < hi:
+            raise jr.fail("max", f"min {lo} is not below max {hi}")
+        names.append(name)
+        groups.append(jr.get("group", str))
+        rows.append((lo, hi, jr.number("vmax", 0.1, 100.0)))
+    q_min, q_max, v_max = np.array(rows, dtype=float).reshape(-1, 3).T.copy()
+    return names, groups, q_min, q_max, v_max
+
+
+def _leg_indices(r: _Reader, members: dict[str, list[int]]) -> np.ndarray:
+    """The leg joints, found by group wherever they are in wire order: the
+    right_leg's then the left_leg's, each group in config order, which must be
+    the leg IK's (LEG_JOINTS)."""
+    legs: list[int] = []
+    for group in HUMANOID_LEG_GROUPS:
+        idx = members.get(group, [])
+        if len(idx) != len(LEG_JOINTS):
+            raise r.fail("joints", f"group {group} has {len(idx)} joints; a leg has "
+                                   f"{len(LEG_JOINTS)}: {' '.join(LEG_JOINTS)}, in that order")
+        legs += idx
+    return _indices(legs)
+
+
+def _humanoid_poses(r: _Reader, names: list[str], q_min: np.ndarray,
+                    q_max: np.ndarray) -> dict[str, np.ndarray]:
+    """`poses`: every joint by name, inside its limits."""
+    pr = r.sub("poses")
+    poses = {}
+    for pose_name in pr.data:
+        pe = pr.sub(pose_name)
+        unknown = sorted(set(pe.data) - set(names))
+        if unknown:
+            raise pr.fail(pose_name, f"unknown joints {unknown}")
+        poses[str(pose_name)] = np.array([pe.number(n, -7.0, 7.0) for n in names])
+    _check_poses(pr, "humanoid", poses, names, q_min, q_max)
+    return poses
+
+
+def _group_gains(r: _Reader, members: dict[str, list[int]], n: int) -> dict[str, Gains]:
+    """`gains`: per set and joint group, kp and kd in the group's joint order."""
+    gains = {}
+    g = r.sub("gains")
+    for gain_name in g.data:
+        e = g.sub(gain_name)
+        kp, kd = np.zeros(n), np.zeros(n)
+        for group, idx in members.items():
+            ge = e.sub(group)
+            kp[idx] = ge.vector("kp", len(idx))
+            kd[idx] = ge.vector("kd", len(idx))
+            if (kp[idx] < 0).any() or (kd[idx] < 0).any():
+                raise ge.fail("kp", "gains must not be negative")
+        gains[str(gain_name)] = Gains(kp, kd)
+    _check_gains(r, "humanoid", gains)
+    return gains
+
+
+def _optional_walk(r: _Reader, path: Path, geometry: HumanoidGeometry, stand_height: float,
+                   gains: dict[str, Gains]) -> WalkConfig | None:
+    """A biped walks (mode 11) with a `locomotion` section and gains.walk;
+    a robot without a walk has neither."""
+    if "locomotion" not in r.data:
+        if "walk" in gains:
+            raise r.sub("gains").fail("walk", "set, but there is no `locomotion` section "
+                                              "(a robot without a walk has neither)")
+        return None
+    if "walk" not in gains:
+        raise r.sub("gains").fail("walk", "missing (the `locomotion` walk needs it)")
+    return _walk(r, path, geometry, stand_height)
+
+
+def _mof(r: _Reader, path: Path, names: list[str],
+         limits: tuple[np.ndarray, np.ndarray, np.ndarray],
+         gains: dict[str, Gains]) -> MofConfig | None:
+    """The .mof binding (`mof_columns`, `mof_hardness`) and the net of `mof`
+    (keys documented at the top of config/nao22.yaml); None without
+    `mof_columns`. A bad .mof file is left out and kept in `errors`."""
+    if "mof_columns" not in r.data:
+        for key in ("mof_hardness", "mof"):
+            if key in r.data:
+                raise r.fail(key, "set, but there is no `mof_columns` (the .mof binding)")
+        return None
+    hr = r.sub("mof_hardness")
+    default = hr.number("default", 0.0, 100.0)
+    gain_set = hr.get("full_gains", str)
+    if gain_set not in gains:
+        raise hr.fail("full_gains", f"{gain_set!r} is not a gain set under `gains`")
+    full = gains[gain_set]
+    mapping = r.get("mof_columns", dict)
+    _check_mof_header(r, mapping)
+    try:
+        columns = mof_columns(mapping, names, *limits, full.kp, full.kd, default, str(path))
+    except MofError as exc:   # it names the file and the key, as a ConfigError does
+        raise ConfigError(str(exc)) from exc
+    files = _mof_files(r, path) if "mof" in r.data else ()
+    errors: list[MofError] = []
+    net = build_net(files, columns, errors)
+    return MofConfig(columns, default, full, files, net, tuple(errors))
+
+
+def _check_mof_header(r: _Reader, mapping: dict[Any, Any]) -> None:
+    """`mof_columns` binds every column of the .mof header, in file order:
+    the mapping's order is the order a joint line's angles are read in."""
+    columns = [str(c) for c in mapping]
+    missing = [c for c in MOF_HEADER if c not in columns]
+    unknown = [c for c in columns if c not in MOF_HEADER]
+    if missing or unknown:
+        raise r.fail("mof_columns", f"expected the {len(MOF_HEADER)} .mof columns; missing "
+                                    f"{missing}, unknown {unknown}")
+    if tuple(columns) != MOF_HEADER:
+        raise r.fail("mof_columns", f"columns out of file order: expected "
+                                    f"{' '.join(MOF_HEADER)}, got {' '.join(columns)}")
+
+
+def _mof_files(r: _Reader, path: Path) -> tuple[Path, ...]:
+    """`mof`: the net's .mof files in `directory` (relative to the config)."""
+    mr = r.sub("mof")
+    directory = _directory(mr, path)
+    names = mr.get("files", list)
+    if not names:
+        raise mr.fail("files", "expected a list of .mof file names")
+    for i, name in enumerate(names):
+        _file_name(mr, f"files[{i}]", name, ".mof")
+        if name in names[:i]:
+            raise mr.fail(f"files[{i}]", f"{name!r} is listed twice")
+    return tuple(directory / name for name in names)
 
 
 def _walk(r: _Reader, path: Path, geometry: HumanoidGeometry, stand_height: float) -> WalkConfig:

@@ -58,9 +58,10 @@ from controller.usergait import (
 )
 
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
+# Mode 11 only where the config has a locomotion (a gait generator or a walk).
 BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
     "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl),
-    "humanoid": (Off, Damper, HumanoidStand, HumanoidPose, BipedLocomotion),
+    "humanoid": (Off, Damper, HumanoidStand, HumanoidPose),
 }
 BOTH_FEET = 0b11              # humanoid contact: bit0 right sole, bit1 left sole
 RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
@@ -141,7 +142,8 @@ class Controller:
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
         self.robot = make_robot(cfg, self.kernel)
         self.kin = self.robot.kin
-        kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ())
+        kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ()) \
+            + ((BipedLocomotion,) if cfg.walk is not None else ())
         self.director = Director(cfg, self.kernel)
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
@@ -155,6 +157,8 @@ class Controller:
         if self.motions is not None:
             for motion_id, error in sorted(self.motions.errors.items()):
                 self.log.error("motion_refused", motion=motion_id, reason=error)
+        for err in cfg.mof.errors if cfg.mof else ():
+            self.log.error("mof_refused", file=err.source, line=err.line, reason=err.reason)
         self.now_ns = 0
         # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
         # queue is never empty, even when the first packet queues nothing.
@@ -177,14 +181,16 @@ class Controller:
         self.override_count = 0
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
-        # The response's motor_error covers joints 0-11 (a humanoid's legs);
-        # controller_status carries every joint's. The sim reports no faults.
-        self.response.motor_error = [0] * 12
+        # Motor fault bits per joint, wire order: controller_status carries
+        # every joint's, the response's motor_error[12] the leg joints'
+        # (cfg.leg_indices), wherever they are. The sim reports no faults.
+        self.motor_error = np.zeros(n, dtype=np.int32)
+        self.response.motor_error = self.motor_error[cfg.leg_indices].tolist()
         self.joint_cmd = msgs.joint_command_t()
         self.joint_cmd.num_joints = n
         self.status = msgs.controller_status_t()
         self.status.num_joints = n
-        self.status.motor_error = [0] * n
+        self.status.motor_error = self.motor_error.tolist()
         # The previous tick's active block and (mode, gait, switch_status, bar):
         # intake, the cadence and the overrides all look one tick back (SPEC).
         self.last_active: Block = self.queue.blocks[0]

@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
@@ -182,55 +181,19 @@ def mof_columns(mapping: Any, joint_names: Sequence[str], q_min: ArrayLike, q_ma
 
 
 def load_mof_columns(path: str | Path) -> MofColumns:
-    """The .mof binding straight from a humanoid robot config (e.g.
-    config/nao22.yaml): joints, `mof_columns`, `mof_hardness` and the full
-    hardness gain set. Until controller/config.py loads such a config, this
-    is the way to get one; afterwards build it with `mof_columns` from the
-    loaded Config."""
-    source = str(path)
+    """The .mof binding of a robot config (e.g. config/nao22.yaml): what
+    controller/config.py's load_config reads into `cfg.mof.columns`. Raises
+    MofError naming the config file when it does not load or has no
+    `mof_columns`."""
+    # config.py builds the binding with this module, so it is imported here.
+    from controller.config import ConfigError, load_config
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise MofError(source, None, f"cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise MofError(source, None, f"not valid YAML: {exc}") from exc
-    if not isinstance(data, Mapping) or not isinstance(data.get("joints"), list):
-        raise MofError(source, None, "joints: expected a list of {name, group, min, max, vmax}")
-    names, groups, q_min, q_max, v_max = [], [], [], [], []
-    for i, joint in enumerate(data["joints"]):
-        try:
-            names.append(str(joint["name"]))
-            groups.append(str(joint["group"]))
-            q_min.append(float(joint["min"]))
-            q_max.append(float(joint["max"]))
-            v_max.append(float(joint["vmax"]))
-        except (TypeError, KeyError, ValueError) as exc:
-            raise MofError(source, None, f"joints[{i}]: expected {{name, group, min, max, "
-                                         f"vmax}}: {exc!r}") from exc
-    hardness = data.get("mof_hardness", {})
-    if not isinstance(hardness, Mapping):
-        raise MofError(source, None, "mof_hardness: expected {default, full_gains}")
-    gain_set = hardness.get("full_gains", "mof")
-    default = hardness.get("default", 100)
-    if isinstance(default, bool) or not isinstance(default, (int, float)):
-        raise MofError(source, None, f"mof_hardness.default: expected a percentage, "
-                                     f"got {default!r}")
-    gains = data.get("gains", {}).get(gain_set) if isinstance(data.get("gains"), Mapping) \
-        else None
-    if not isinstance(gains, Mapping):
-        raise MofError(source, None, f"gains.{gain_set}: missing (the 100 % hardness gains)")
-    kp, kd = np.zeros(len(names)), np.zeros(len(names))
-    for group in dict.fromkeys(groups):
-        members = [i for i, g in enumerate(groups) if g == group]
-        entry = gains.get(group)
-        try:
-            kp[members] = np.asarray(entry["kp"], dtype=float)
-            kd[members] = np.asarray(entry["kd"], dtype=float)
-        except (TypeError, KeyError, ValueError) as exc:
-            raise MofError(source, None, f"gains.{gain_set}.{group}: expected kp and kd, "
-                                         f"{len(members)} numbers each") from exc
-    return mof_columns(data.get("mof_columns"), names, q_min, q_max, v_max, kp, kd,
-                       default, source)
+        cfg = load_config(path)
+    except ConfigError as exc:
+        raise MofError(str(path), None, str(exc).removeprefix(f"{Path(path)}: ")) from exc
+    if cfg.mof is None:
+        raise MofError(str(path), None, "mof_columns: missing (the robot has no .mof binding)")
+    return cfg.mof.columns
 
 
 # -- parsed motions ---------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from controller.mof import MofPlayer, MotionNet
 from controller.native import Kernel
 from controller.scripts import Script, ScriptPlayer
 
@@ -95,3 +96,73 @@ class ScriptPlayback:
             if done_ticks >= end:
                 count += 1
         return count
+
+
+_EPS = 1e-9   # s: "at the same time", as MofPlayer's line schedule counts it
+_PERCENT_EPS = 1e-9
+
+
+class MofPlayback:
+    """One requested motion of a .mof motion net (controller/mof.py).
+
+    Time: the controller clock is tick * dt s. The MofPlayer keeps the .mof
+    millisecond durations as float seconds on that clock (nothing is rounded
+    to ticks), so a line ends on the first tick at or after its exact end.
+
+    Leaving: the net is entered at extern with the motion's name as the
+    request, which never changes. The playback is done when that request's
+    first pass is over: the path the net takes from its entry reaches extern
+    (a motion that leaves by itself) or comes back to a line it has passed
+    (a motion that loops while requested, as stand does, and never leaves by
+    itself); that is where the player's progress reaches 100. From that tick
+    on the player is no longer stepped and is left as it is: the joints hold
+    the last line's targets and gains (a loop does not start its next pass)
+    until whoever drives them next takes over.
+    """
+
+    def __init__(self, net: MotionNet, motion: str, dt: float) -> None:
+        if motion not in net.motions:
+            raise ValueError(f"unknown motion {motion!r}; the net has {sorted(net.motions)}")
+        self.net = net
+        self.name = motion
+        self.indices = np.sort(net.columns.joints)
+        self._dt = dt
+        self._player: MofPlayer | None = None
+        self._end = 0.0        # s: when the first pass is over
+        self._finished = False
+        self.position = Position(motion, 0, 0)
+
+    @property
+    def done(self) -> bool:
+        return self._player is None or self._finished
+
+    def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None:
+        """Enter the net at tick; the column joints hold q_cmd until a line
+        moves them. q_meas is first used by step (switched-off joints)."""
+        t = tick * self._dt
+        player = MofPlayer(kernel)
+        player.start(self.net, self.name, t, q_cmd)   # ValueError if it cannot
+        entry = self.net.entry(self.name)
+        # The player follows this same plan with the request fixed.
+        self._end = t + (self.net.plan(entry, self.name).duration if entry else 0.0)
+        self._player = player
+        self._finished = False
+        self._update(t)
+
+    def step(self, tick: int, q_meas: np.ndarray) -> Position:
+        assert self._player is not None, "start() first"
+        t = tick * self._dt
+        if not self._finished and t + _EPS < self._end:
+            self._player.step(t, q_meas)
+        return self._update(t)
+
+    def _update(self, t: float) -> Position:
+        player = self._player
+        assert player is not None
+        self._finished = self._finished or player.done or t + _EPS >= self._end
+        part = player.motion or self.position.part
+        line = player.line if player.line is not None else self.position.frame
+        # Float noise in tick * dt must not cost a percent (49.999... -> 50).
+        progress = 100 if self._finished else int(player.progress + _PERCENT_EPS)
+        self.position = Position(part, line, progress)
+        return self.position

@@ -31,18 +31,18 @@ LOAD_BLEND = 0.02  # m over which the load moves from belly to feet
 CONTACT_BAND = 0.005  # m: feet this close to the lowest one touch the ground
 
 # (body height, foot heights (legs,), foot Jacobians (legs, 3, joints per leg))
-# from the joint angles; the legs are the first joints in wire order.
+# from the leg joint angles (the config's leg_indices, in the leg IK's order).
 Support = tuple[float, np.ndarray, np.ndarray]
 
 
-def _quadruped_support(kin: QuadrupedKinematics, q: np.ndarray) -> Support:
-    legs = q[:12].reshape(4, 3)
+def _quadruped_support(kin: QuadrupedKinematics, q_legs: np.ndarray) -> Support:
+    legs = q_legs.reshape(4, 3)
     z = kin.forward(legs)[:, 2]
     return kin.height_over(z), z, kin.jacobian(legs)
 
 
-def _humanoid_support(kin: HumanoidLegKinematics, q: np.ndarray) -> Support:
-    legs = q[:12].reshape(2, 6)
+def _humanoid_support(kin: HumanoidLegKinematics, q_legs: np.ndarray) -> Support:
+    legs = q_legs.reshape(2, 6)
     (right, jr), (left, jl) = (kin.sole_jacobian(legs[i], side) for i, side in enumerate(LEG_SIDES))
     z = np.array([right[2], left[2]])
     return float(-z.min()), z, np.stack([jr, jl])
@@ -73,15 +73,15 @@ class SimRobot:
 
     def _load_torque(self) -> np.ndarray:
         load = np.zeros_like(self.q)
-        height, z, jac = self._support(self.kin, self.q)
+        legs = self.cfg.leg_indices
+        height, z, jac = self._support(self.kin, self.q[legs])
         share = np.clip((height - self.rest_height) / LOAD_BLEND, 0.0, 1.0)
         if share <= 0.0:
             return load
         down = z <= z.min() + CONTACT_BAND
         force = np.zeros((len(z), 3))
         force[down, 2] = share * self.cfg.geometry.mass * GRAVITY / down.sum()
-        leg_torque = np.einsum("lji,lj->li", jac, force).reshape(-1)
-        load[:len(leg_torque)] = leg_torque
+        load[legs] = np.einsum("lji,lj->li", jac, force).reshape(-1)
         return load
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,

@@ -189,7 +189,9 @@ def write_variant(tmp_path: Path, edit) -> Path:
     (lambda d: d["poses"]["lie"].update(r_knee=3.0), "poses: lie: outside the joint limits"),
     (lambda d: d["gains"]["walk"]["head"].update(kp=[1.0]), "gains.walk.head.kp"),
     (lambda d: d["torque_limit"].pop("left_arm"), "torque_limit.left_arm"),
-    (lambda d: d["joints"].insert(0, d["joints"].pop(12)), "joints: the first 12 joints"),
+    (lambda d: d["joints"][5].update(group="right_arm"), "joints: group right_leg has 5 joints"),
+    (lambda d: d["gains"].pop("walk"), "gains.walk: missing"),
+    (lambda d: d.pop("locomotion"), "gains.walk: set, but there is no `locomotion`"),
     (lambda d: d["locomotion"].update(default_gait=4), "locomotion.default_gait"),
     (lambda d: d["geometry"].update(thigh=-1), "geometry.thigh"),
     (lambda d: d["locomotion"].update(walk="nowhere.yaml"), "locomotion.walk"),
@@ -202,6 +204,23 @@ def test_humanoid_config_errors_name_file_and_key(tmp_path: Path, edit, where: s
     assert str(path) in message
     for part in where.split(": "):
         assert part in message, message
+
+
+def test_legs_are_found_by_group_wherever_they_are(tmp_path: Path) -> None:
+    def arms_and_head_first(d):
+        d["joints"] = d["joints"][12:] + d["joints"][:12]
+    cfg = load_config(write_variant(tmp_path, arms_and_head_first))
+    assert cfg.leg_indices.tolist() == list(range(8, 20))
+    assert cfg.joint_names[8:10] == ["r_hip_yaw", "r_hip_roll"]
+    assert not cfg.leg_indices.flags.writeable      # one shared copy
+
+
+def test_a_humanoid_without_locomotion_has_no_walk(tmp_path: Path) -> None:
+    def no_walk(d):
+        d.pop("locomotion")
+        d["gains"].pop("walk")
+    cfg = load_config(write_variant(tmp_path, no_walk))
+    assert cfg.walk is None and "walk" not in cfg.gains
 
 
 def test_walk_height_must_match_the_stand(tmp_path: Path) -> None:

@@ -89,10 +89,10 @@ class QuadrupedRobot(Robot):
 
 
 class HumanoidRobot(Robot):
-    """Joints 0-11 are the legs (right then left, in the IK's order); the arms
-    and head have no task of their own and hold their stand pose."""
+    """The legs are the config's `leg_indices` (right then left, in the IK's
+    order), wherever they are in wire order; the arms and head have no task
+    of their own and hold their stand pose."""
     kin: HumanoidLegKinematics
-    LEGS = slice(0, 12)
     LEG_LIMBS = frozenset(HUMANOID_LEG_GROUPS)
 
     def stand_pose(self) -> np.ndarray:
@@ -100,15 +100,15 @@ class HumanoidRobot(Robot):
 
     def height_pose(self, height: float) -> np.ndarray:
         q = self.stand_pose()
-        q[self.LEGS], _ = self.kin.stance_legs(height)
+        q[self.cfg.leg_indices], _ = self.kin.stance_legs(height)
         return q
 
     def body_height(self, q: np.ndarray) -> float:
-        return self.kin.body_height(np.asarray(q)[self.LEGS])
+        return self.kin.body_height(np.asarray(q)[self.cfg.leg_indices])
 
     def feet(self, q: np.ndarray) -> tuple[FootPose, FootPose]:
         """(right, left) sole poses in the torso frame for joint angles q."""
-        legs = np.asarray(q)[self.LEGS]
+        legs = np.asarray(q)[self.cfg.leg_indices]
         return (self.kin.forward(legs[:6], LEG_SIDES[0]), self.kin.forward(legs[6:], LEG_SIDES[1]))
 
     def legs_for(self, feet: tuple[FootPose, FootPose]) -> tuple[np.ndarray, bool]:

@@ -97,7 +97,7 @@ class BipedLocomotion(Behaviour):
         dt = self.robot.dt
         self.frame = self.walk.step(dt, command)
         q = self.rest.copy()
-        q[self.robot.LEGS] = self.walk.joint_targets(self.frame)
+        q[self.cfg.leg_indices] = self.walk.joint_targets(self.frame)
         q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
         # Stream: reach this tick's target now, with the velocity that got us here.
         self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)

@@ -46,7 +46,7 @@ class HumanoidPose(PoseCtrl):
         right, left = (FootPose(rot.T @ (f.position - centre - shift) + centre, rot.T @ f.rotation)
                        for f in self.soles0)
         q = self.q_block.copy()
-        q[self.robot.LEGS], _ = self.robot.legs_for((right, left))
+        q[self.cfg.leg_indices], _ = self.robot.legs_for((right, left))
         return self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
 
     def limbs_in_use(self) -> frozenset[str]:
