@@ -38,7 +38,7 @@ import numpy as np
 from controller.config import Config, ScriptsConfig
 from controller.goals import Event, EventKind, Reason
 from controller.native import Kernel
-from controller.playback import ScriptPlayback
+from controller.playback import MofPlayback, Playback, ScriptPlayback
 from controller.scripts import (
     Script,
     ScriptError,
@@ -80,6 +80,16 @@ class ScriptLibrary:
                 self.scripts[script.source.resolve()] = script
         self.refused = {Path(e.where).resolve(): str(e) for e in self.errors}
 
+    def has(self, name: str) -> bool:
+        """Is `name` a loaded (or refused) script of the directories?"""
+        if self.sc is None:
+            return False
+        try:
+            self.get(name)
+        except ScriptError as exc:
+            return "no such script" not in exc.reason
+        return True
+
     def get(self, name: str) -> Script:
         """The loaded script `name`; ScriptError (with the reason) otherwise."""
         if self.sc is None:
@@ -114,7 +124,7 @@ class ScriptLibrary:
 class ScriptRun:
     """One accepted request: what plays, for whom, at which priority."""
     request_id: int
-    playback: ScriptPlayback
+    playback: Playback
     priority: int
     limbs: frozenset[str]
     start_ns: int
@@ -132,9 +142,9 @@ class ScriptRun:
         return f"{pos.part} frame {pos.frame}"
 
 
-def limbs_of(cfg: Config, joints: Iterable[str]) -> frozenset[str]:
-    index = {n: i for i, n in enumerate(cfg.joint_names)}
-    idx = {index[j] for j in joints}
+def limbs_of(cfg: Config, indices: Iterable[int]) -> frozenset[str]:
+    """The limbs holding any of the joints `indices`."""
+    idx = {int(i) for i in indices}
     return frozenset(limb for limb, members in cfg.limbs.items() if idx & set(members))
 
 
@@ -184,16 +194,15 @@ class Director:
         run = None
         if reason is None:
             try:
-                script = self.library.build(list(msg.names), bool(msg.mirror),
-                                            float(msg.total_ms), float(msg.speed))
+                playback = self._playback(msg)
                 priority = int(msg.priority) or (self.cfg.scripts.default_priority
                                                  if self.cfg.scripts else 15)
                 start_ns = max(now_ns, int(msg.start_utime) * 1000 - epoch_offset_ns) \
                     if msg.start_utime > 0 else now_ns
                 if start_ns - now_ns > MAX_START_AHEAD_NS:
                     raise ValueError("start_utime is more than 60 s ahead")
-                run = ScriptRun(rid, ScriptPlayback(script, self.joint_index, None, self.cfg.dt),
-                                priority, limbs_of(self.cfg, script.joints), start_ns)
+                run = ScriptRun(rid, playback, priority,
+                                limbs_of(self.cfg, playback.indices), start_ns)
             except (ScriptError, ValueError) as exc:
                 reason = str(exc)
         if run is None:
@@ -203,6 +212,21 @@ class Director:
         self.pending.append(run)
         self.pending.sort(key=lambda r: r.start_ns)
         return None
+
+    def _playback(self, msg: Any) -> Playback:
+        """A keyframe-script chain, or a motion of the robot's .mof net when
+        one name is no script but a net motion (it plays alone, as written)."""
+        names = list(msg.names)
+        mof = self.cfg.mof
+        if mof is not None and len(names) == 1 and names[0] in mof.net.motions \
+                and not self.library.has(names[0]):
+            if msg.mirror or msg.total_ms or (msg.speed and msg.speed != 1.0):
+                raise ValueError(f".mof motion {names[0]!r} plays as written: no mirror, "
+                                 "total_ms or speed")
+            return MofPlayback(mof.net, names[0], self.cfg.dt)
+        script = self.library.build(names, bool(msg.mirror), float(msg.total_ms),
+                                    float(msg.speed))
+        return ScriptPlayback(script, self.joint_index, None, self.cfg.dt)
 
     @staticmethod
     def _refusal(msg: Any) -> str | None:
@@ -281,9 +305,8 @@ class Director:
         run.playback.start(kernel, tick, q_cmd, q_meas)
         run.started = True
         self.last = run
-        script = run.playback.script
         self.events.append(Event(EventKind.SCRIPT_STARTED, run.request_id, 0,
-                                 value=script.duration_ms / 1000.0,
+                                 value=run.playback.duration_s,
                                  text=f"{run.name} ({'overlay' if run.overlay else 'script mode'}, "
                                       f"priority {run.priority})"))
 

@@ -21,7 +21,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from controller.mof import MofPlayer, MotionNet
+from controller.mof import KEEP, JointLine, MofPlayer, MotionNet
 from controller.native import Kernel
 from controller.scripts import Script, ScriptPlayer
 
@@ -35,9 +35,13 @@ class Position(NamedTuple):
 class Playback(Protocol):
     name: str                 # what was requested, e.g. "Stand+KickRight"
     indices: np.ndarray       # kernel joint indices it drives
+    position: Position
 
     @property
     def done(self) -> bool: ...
+
+    @property
+    def duration_s(self) -> float: ...
 
     def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None: ...
 
@@ -66,6 +70,10 @@ class ScriptPlayback:
     @property
     def total_ticks(self) -> int:
         return self.script.total_ticks
+
+    @property
+    def duration_s(self) -> float:
+        return self.script.duration_ms / 1000.0
 
     def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None:
         player = ScriptPlayer(kernel, self._joint_index, self._dt, limits=self._limits)
@@ -125,10 +133,19 @@ class MofPlayback:
             raise ValueError(f"unknown motion {motion!r}; the net has {sorted(net.motions)}")
         self.net = net
         self.name = motion
-        self.indices = np.sort(net.columns.joints)
+        # The joints its lines move or switch off (`*` everywhere else): the
+        # limbs it needs. The player writes every column, but an overlay
+        # copies only these, so a head nod can play beside a stand.
+        lines = [i for i in net.motions[motion].instructions if isinstance(i, JointLine)]
+        moved = np.zeros(len(net.columns.joints), dtype=bool)
+        for line in lines:
+            moved |= line.action != KEEP
+        joints = net.columns.joints[moved] if moved.any() else net.columns.joints
+        self.indices = np.sort(joints)
         self._dt = dt
         self._player: MofPlayer | None = None
         self._end = 0.0        # s: when the first pass is over
+        self._start = 0.0
         self._finished = False
         self.position = Position(motion, 0, 0)
 
@@ -146,8 +163,14 @@ class MofPlayback:
         # The player follows this same plan with the request fixed.
         self._end = t + (self.net.plan(entry, self.name).duration if entry else 0.0)
         self._player = player
+        self._start = t
         self._finished = False
         self._update(t)
+
+    @property
+    def duration_s(self) -> float:
+        """The first pass's length (known once started)."""
+        return self._end - self._start
 
     def step(self, tick: int, q_meas: np.ndarray) -> Position:
         assert self._player is not None, "start() first"

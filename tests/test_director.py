@@ -361,3 +361,47 @@ def test_a_timeout_damper_lets_no_script_start():
     rid = s.request("StandUpFront", priority=90)
     _, done = s.done(rid)
     assert done.reason == Reason.REFUSED and "timeout" in done.text
+
+
+# -- .mof motions by name (nao22) --------------------------------------------------------------
+NAO = ROOT / "config" / "nao22.yaml"
+
+
+def nao_session() -> Session:
+    s = Session.__new__(Session)
+    s.rig = Rig(config_path=str(NAO))
+    s.events, s.statuses, s.next_id = [], [], 100
+    s.stand()
+    return s
+
+
+def test_a_head_mof_motion_plays_beside_the_stand_and_a_full_body_one_in_the_script_mode():
+    s = nao_session()
+    k = s.rig.ctl.kernel
+    legs_before = k.pos[s.rig.cfg.leg_indices].copy()
+    nod = s.request("nod")
+    _, started = s.run_until_event(nod, EventKind.SCRIPT_STARTED, 20)
+    assert "overlay" in started.text and started.value > 0
+    done_tick, done = s.done(nod, 5000)
+    assert done.reason == Reason.FINISHED
+    # nod ends holding -10 degrees of head pitch (HT column, sign +1).
+    assert k.pos[s.joint("head_pitch")] == pytest.approx(np.radians(-10.0), abs=1e-9)
+    np.testing.assert_allclose(k.pos[s.rig.cfg.leg_indices], legs_before, atol=1e-9)
+    assert s.rig.mode == 12
+    # stand.mof drives every joint: below robot_control_cmd it is refused ...
+    low = s.request("stand")
+    assert s.done(low)[1].reason == Reason.REFUSED
+    # ... above it, it plays in 60 SCRIPT and ends in 12.
+    high = s.request("stand", priority=30)
+    s.run_until_event(high, EventKind.SCRIPT_STARTED, 20)
+    assert s.rig.mode == 60
+    assert s.done(high, 3000)[1].reason == Reason.FINISHED
+    s.run(20)
+    assert s.rig.mode == 12
+
+
+def test_a_mof_motion_takes_no_retiming():
+    s = nao_session()
+    rid = s.request("nod", mirror=True)
+    _, done = s.done(rid)
+    assert done.reason == Reason.REFUSED and "plays as written" in done.text

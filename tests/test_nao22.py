@@ -60,7 +60,7 @@ def test_nao22_loads_with_its_legs_found_by_group(cfg):
     assert legs[6:] == [n.replace("r_", "l_", 1) for n in legs[:6]]
     assert cfg.leg_indices.tolist() == list(range(16, 22)) + list(range(10, 16))
     assert cfg.walk is None and cfg.locomotion is None and "walk" not in cfg.gains
-    assert set(cfg.fsm.names) == {0, 7, 12}
+    assert set(cfg.fsm.names) == {0, 7, 12, 60}     # 60 SCRIPT: .mof motions by name
     # Arms of four joints: a gain set has one kp per arm joint.
     np.testing.assert_allclose(cfg.gains["pose"].kp[2:6], [8, 8, 6, 6])
 
@@ -271,7 +271,8 @@ def test_stand_mof_reaches_its_angles_on_the_lines_last_tick(cfg):
     q0[moved] = 0.5 * (q0[moved] + target[moved])
     assert (np.abs(target - q0)[moved] / 0.100 < cfg.v_max[moved]).all()
     pb, out = play(cfg, "stand", q0, 120)
-    assert pb.name == "stand" and pb.indices.tolist() == list(range(22))
+    # stand.mof keeps the head (`*`): its joints are every column but HP, HT.
+    assert pb.name == "stand" and pb.indices.tolist() == list(range(2, 22))
     reached = next(tick for tick, _, pos, *_ in out
                    if np.allclose(pos[moved], target[moved], atol=1e-9))
     assert abs(reached - (T0 + 100 // 2)) <= 1          # 100 ms = 50 ticks at 500 Hz
@@ -364,7 +365,7 @@ def test_the_sim_loads_the_leg_joints_wherever_they_are(cfg):
 
 def test_the_controller_stands_nao22_up_from_off() -> None:
     rig = Rig(config_path=str(NAO))
-    assert set(rig.ctl.fsm.behaviours) == {0, 7, 12, 21}     # no walk: no mode 11
+    assert set(rig.ctl.fsm.behaviours) == {0, 7, 12, 21, 60}     # no walk: no mode 11
     rig.run(20)
     assert rig.mode == 0 and rig.last.bar == 100
     assert rig.body_height() < rig.cfg.sim["rest_height"]     # sitting in the fold

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import pairwise
 
 import numpy as np
 import pytest
+from harness import Rig
 
 from controller import msgs
-from harness import Rig
 
 TICK_MS = 2
 SCRIPTED = (64, 16, 22)
@@ -162,7 +163,7 @@ def test_the_greeting_reports_each_stage_on_time_and_ends_standing(rig, start):
     reps = rec.reports(entry)
     assert all(rep[:3] == (64, 0, 0) for rep in reps), "mode 64, gait 0, status 0 throughout"
     bars = [rep[3] for rep in reps]
-    assert all(a <= b for a, b in zip(bars, bars[1:])), "progress never goes back"
+    assert all(a <= b for a, b in pairwise(bars)), "progress never goes back"
     assert list(dict.fromkeys(bars)) == [0, 25, 50, 75, 100]      # SPEC §5.11
 
     # Each share appears when its stage has played, to the tick (every tick is
@@ -180,7 +181,7 @@ def test_the_greeting_reports_each_stage_on_time_and_ends_standing(rig, start):
     responses = [r for r in rig.responses if r.tick >= entry]
     assert responses and all((r.mode, r.gait_id, r.switch_status) == (64, 0, 0) for r in responses)
     rbars = [r.bar for r in responses]
-    assert all(a <= b for a, b in zip(rbars, rbars[1:]))
+    assert all(a <= b for a, b in pairwise(rbars))
     assert set(rbars) == {0, 25, 50, 75, 100}
     assert next(r.tick for r in responses if r.bar == 100) == done
 
@@ -206,7 +207,7 @@ def test_a_when_ready_mode_waits_for_the_greeting_to_reach_100(rig, target):
     # and the greeting keeps going (its progress still rises to 75).
     assert all(rep[:3] == (64, 0, TRANSITIONING) for rep in pending)
     bars = [rep[3] for rep in pending]
-    assert bars[0] == 50 and bars[-1] == 75 and all(a <= b for a, b in zip(bars, bars[1:]))
+    assert bars[0] == 50 and bars[-1] == 75 and all(a <= b for a, b in pairwise(bars))
     # ... until the tick the greeting reaches 100 (SPEC §5.4), then the target.
     assert switched == entry + total
     assert rec.rows[-1][1][:3] == (target[0], target[1], 0)
@@ -363,7 +364,7 @@ def test_controller_status_names_the_script_frame_and_its_progress(rig, mode, ga
     assert playing
     ticks = [s.tick for s in playing]
     assert ticks[0] == entry, "a status goes out on the change of mode"
-    assert max(b - a for a, b in zip(ticks, ticks[1:])) <= 50, "10 Hz"
+    assert max(b - a for a, b in pairwise(ticks)) <= 50, "10 Hz"
     parts = []
     for s in playing:
         assert s.mode == mode and s.gait_id == gait
@@ -385,7 +386,7 @@ def test_controller_status_names_the_script_frame_and_its_progress(rig, mode, ga
 
 @pytest.mark.parametrize("target", [7, 12, 0])
 def test_an_immediate_mode_cancels_a_running_greeting_at_once(rig, target):
-    rec, entry = start_greeting(rig)
+    rec, _ = start_greeting(rig)
     rec.step(1200)                                   # mid rear-up
     assert rec.rows[-1][1][:3] == (64, 0, 0)
     asked = rec.send(target)
