@@ -157,6 +157,7 @@ class ScriptedModeConfig:
     gaits: dict[int, tuple[str, ...]]
     progress: str
     settle_ms: float
+    keeps_target: bool = False    # re-requesting the mode keeps a pending hand-over (SPEC §5.6)
 
 
 # Command sources in the CyberDog order (SPEC §2.2: motor_ctrl before
@@ -451,7 +452,8 @@ def _scripts(r: _Reader, path: Path, names: list[str], fsm: FsmTable) -> Scripts
             progress = er.get("progress", str, "end")
             if progress not in SCRIPT_PROGRESS:
                 raise er.fail("progress", f"{progress!r} is not one of {SCRIPT_PROGRESS}")
-            modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0))
+            modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0),
+                                               er.get("keeps_target", bool, False))
     return ScriptsConfig(
         directories=tuple(directories),
         default_priority=int(sr.number("default_priority", *PRIORITY_RANGE, 15)),

@@ -37,6 +37,7 @@ class ScriptedMode(Behaviour):
         super().__init__(robot)
         self.mode = mode
         self.mode_cfg = mode_cfg
+        self.keeps_target = bool(mode_cfg and mode_cfg.keeps_target)
         self.director = director
         self.name = robot.cfg.fsm.name(mode)
         self.joint_index = {n: i for i, n in enumerate(robot.cfg.joint_names)}
