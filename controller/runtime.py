@@ -45,6 +45,7 @@ class Runtime:
         bus.subscribe("command", ch["command"])
         bus.subscribe("command", ch["user_gait_file"])
         bus.subscribe("command", ch["motion_goal"])
+        bus.subscribe("command", ch["script_request"])
         bus.subscribe("joint", ch["motor_ctrl"])
         if sim is None:
             bus.subscribe("joint", ch["joint_state"])  # the robot's bridge

@@ -175,6 +175,7 @@ def test_config_is_per_joint_for_both_kinds() -> None:
 def write_variant(tmp_path: Path, edit) -> Path:
     data = yaml.safe_load(CONFIG.read_text())
     data["locomotion"]["walk"] = str(ROOT / "gaits" / "humanoid" / "quintic_walk.yaml")
+    data["scripts"]["directories"] = [str(CONFIG.parent / d) for d in data["scripts"]["directories"]]
     edit(data)
     path = tmp_path / "humanoid.yaml"
     path.write_text(yaml.safe_dump(data))

@@ -394,3 +394,45 @@ def test_motionctl_plays_a_sequence_of_motions(daemon):
     order = [g for i, g in enumerate(finished) if i == 0 or finished[i - 1] != g]
     assert order == [1, 3, 6, 34]
     assert shown[-1][:2] == (7, 1)
+
+
+def test_motionctl_script_waves_the_humanoid_arm_over_udpm(tmp_path):
+    """A script requested by name over script_request plays on the humanoid
+    daemon beside its stand, with SCRIPT_STARTED and SCRIPT_DONE FINISHED on
+    motion_event, and the script in controller_status meanwhile; a name with a
+    path is refused (exit 2)."""
+    config = "config/humanoid20.yaml"
+    log = open(tmp_path / "motiond.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+                             "--config", config, "--log-level", "info"],
+                            cwd=ROOT, stderr=log, stdout=log)
+    client = Client()
+    try:
+        deadline = time.monotonic() + 15
+        while not client.status:
+            assert proc.poll() is None, (tmp_path / "motiond.log").read_text()
+            assert time.monotonic() < deadline, "motiond did not publish controller_status"
+            time.sleep(0.02)
+        stand(client)
+        wave = subprocess.Popen([sys.executable, "-m", "controller.cli.motionctl", "--config",
+                                 config, "script", "Wave", "--timeout", "20"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = set()
+        deadline = time.monotonic() + 40
+        while wave.poll() is None:         # the commander keeps the stand alive meanwhile
+            assert time.monotonic() < deadline, "motionctl script did not end"
+            client.heartbeat()
+            with client.lock:
+                seen |= {s.script.split(" frame")[0] for _, s in client.status if s.script}
+            time.sleep(0.1)
+        out = wave.stdout.read()
+        assert wave.returncode == 0, out
+        assert "started request" in out and "FINISHED request" in out, out
+        assert seen == {"Wave"}
+        bad = motionctl("--config", config, "script", "../Wave", "--timeout", "5")
+        assert bad.returncode == 2 and "path separator" in bad.stdout, bad.stdout
+    finally:
+        client.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(5)
+        log.close()
