@@ -405,3 +405,32 @@ def test_a_mof_motion_takes_no_retiming():
     rid = s.request("nod", mirror=True)
     _, done = s.done(rid)
     assert done.reason == Reason.REFUSED and "plays as written" in done.text
+
+
+def test_a_bad_script_is_refused_at_start_and_the_rest_still_play(tmp_path: Path):
+    import shutil
+
+    import yaml
+    scripts = tmp_path / "scripts"
+    shutil.copytree(SCRIPTS, scripts)
+    (scripts / "Broken.yaml").write_text(
+        "- duration: 500\n  targets:\n    - {id: r_elbow, position: 9.0, gain: 8}\n")
+    data = yaml.safe_load(HUMANOID.read_text())
+    data["scripts"]["directories"] = [str(scripts)]
+    data["locomotion"]["walk"] = str(ROOT / "gaits" / "humanoid" / "quintic_walk.yaml")
+    path = tmp_path / "humanoid.yaml"
+    path.write_text(yaml.safe_dump(data))
+    (tmp_path / data["fsm"]).write_text((HUMANOID.parent / data["fsm"]).read_text())
+    s = Session.__new__(Session)
+    s.rig = Rig(config_path=str(path))
+    s.events, s.statuses, s.next_id = [], [], 100
+    errors = [str(e) for e in s.rig.ctl.director.library.errors]
+    assert len(errors) == 1
+    assert "Broken.yaml: frame 1" in errors[0] and "line 3" in errors[0] \
+        and "outside its limits" in errors[0]
+    s.pose()
+    bad = s.request("Broken")
+    _, done = s.done(bad)
+    assert done.reason == Reason.REFUSED and "refused at start" in done.text
+    good = s.request("Wave")
+    s.run_until_event(good, EventKind.SCRIPT_STARTED, 20)
