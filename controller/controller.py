@@ -564,8 +564,9 @@ class Controller:
         if self.fsm.state is not self.script_state:
             self.script_state = self.fsm.state
             director.release()
-        if self._safety_state():
-            director.cancel_all(f"the robot entered {name}")
+        safety = self._safety_state()
+        if safety:
+            director.cancel(0, f"the robot entered {name}")
         body = director.body
         if body is not None:
             if body.ended:
@@ -583,7 +584,7 @@ class Controller:
                 self.intake.last_rx_ns = now_ns
         limbs = self.fsm.state.limbs_in_use()
         limbs = director.all_limbs if limbs is None else limbs
-        priority = None if self._safety_state() else self._priority(active)
+        priority = None if safety else self._priority(active)
         for run in director.overlays:
             if run.limbs & limbs and priority is not None and run.priority > priority \
                     and run.request_id not in self.script_holds:

@@ -226,7 +226,7 @@ class Director:
             return MofPlayback(mof.net, names[0], self.cfg.dt)
         script = self.library.build(names, bool(msg.mirror), float(msg.total_ms),
                                     float(msg.speed))
-        return ScriptPlayback(script, self.joint_index, None, self.cfg.dt)
+        return ScriptPlayback(script, self.joint_index, self.cfg.dt)
 
     @staticmethod
     def _refusal(msg: Any) -> str | None:
@@ -247,7 +247,10 @@ class Director:
         return None
 
     def cancel(self, request_id: int, text: str) -> None:
-        """End script `request_id` (0: all): its joints stop where they are."""
+        """End script `request_id` (0: all, pending ones too): its joints stop
+        where they are."""
+        if not (self.pending or self.overlays or self.body):
+            return
         for run in [*self.pending, *self.overlays, *([self.body] if self.body else [])]:
             if request_id in (0, run.request_id) and not run.ended:
                 self.end(run, Reason.CANCELLED, text)
@@ -266,6 +269,8 @@ class Director:
 
     def due(self, now_ns: int) -> list[ScriptRun]:
         """Requests whose start time has come, removed from the pending list."""
+        if not self.pending or self.pending[0].start_ns > now_ns:
+            return []
         ready = [r for r in self.pending if r.start_ns <= now_ns]
         self.pending = [r for r in self.pending if r.start_ns > now_ns]
         return ready
@@ -329,12 +334,10 @@ class Director:
         give way (unless they outrank it; `state_priority` None = a safety
         state, which always wins); the rest replace the state's segments on
         their joints."""
-        for limb in state_limbs:
-            self.holding &= ~self.limb_mask[limb]
         if self.holding.any():
-            idx = np.flatnonzero(self.holding)
-            for name in SEGMENT_FIELDS:
-                getattr(self.kernel, name)[idx] = getattr(self.shadow, name)[idx]
+            for limb in state_limbs:
+                self.holding[self.limb_mask[limb]] = False
+            self._copy_in(np.flatnonzero(self.holding))
         if not self.overlays:
             return
         self._sync_outputs()
@@ -345,24 +348,19 @@ class Director:
                            f"{state_name} needs {', '.join(sorted(taken))}")
                 continue
             run.playback.step(tick, q_meas)
-            idx = run.playback.indices
-            for name in SEGMENT_FIELDS:
-                getattr(self.kernel, name)[idx] = getattr(self.shadow, name)[idx]
+            self._copy_in(run.playback.indices)
             if run.playback.done:
                 self.end(run, Reason.FINISHED, "played to its last frame")
         self._forget_ended()
 
+    def _copy_in(self, idx: np.ndarray) -> None:
+        """The shadow's segments and gain ramps of joints `idx` into the kernel."""
+        for name in SEGMENT_FIELDS:
+            getattr(self.kernel, name)[idx] = getattr(self.shadow, name)[idx]
+
     def release(self) -> None:
         """The state changed: it owns every joint no script plays."""
         self.holding[:] = False
-
-    def cancel_all(self, text: str) -> None:
-        for run in [*self.pending, *self.overlays]:
-            if not run.ended:
-                self.end(run, Reason.CANCELLED, text)
-        if self.body is not None and not self.body.ended:
-            self.end(self.body, Reason.CANCELLED, text)
-        self._forget_ended()
 
     # -- status ----------------------------------------------------------------------------
     def status(self) -> tuple[str, int]:
@@ -374,5 +372,7 @@ class Director:
         return text[:200], progress
 
     def take_events(self) -> list[Event]:
+        if not self.events:
+            return []
         events, self.events = self.events, []
         return events

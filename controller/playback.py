@@ -51,14 +51,15 @@ class Playback(Protocol):
 class ScriptPlayback:
     """A (possibly chained, retimed, mirrored) keyframe script."""
 
-    def __init__(self, script: Script, joint_index: dict[str, int], limits: object,
-                 dt: float) -> None:
+    def __init__(self, script: Script, joint_index: dict[str, int], dt: float) -> None:
         self.script = script
         self.name = script.name
         self.indices = np.array(sorted(joint_index[n] for n in script.joints), dtype=np.intp)
         self._joint_index = joint_index
-        self._limits = limits
         self._dt = dt
+        # Ticks from the start at which each script of the chain ends.
+        frame_ends = np.cumsum([f.duration_ticks for f in script.frames])
+        self._part_ends = frame_ends[np.cumsum([p.frames for p in script.parts]) - 1]
         self._player: ScriptPlayer | None = None
         self._t0 = 0
         self.position = Position(script.parts[0].name, 1, 0)
@@ -68,16 +69,15 @@ class ScriptPlayback:
         return self._player is None or self._player.done
 
     @property
-    def total_ticks(self) -> int:
-        return self.script.total_ticks
-
-    @property
     def duration_s(self) -> float:
         return self.script.duration_ms / 1000.0
 
     def start(self, kernel: Kernel, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray) -> None:
-        player = ScriptPlayer(kernel, self._joint_index, self._dt, limits=self._limits)
-        player.start(self.script, tick, q_cmd)   # ScriptError (a ValueError) if it cannot
+        # The script was validated against the robot when it was built; the
+        # first frame from wherever the joints are is held to the velocity
+        # limits by the kernel.
+        player = ScriptPlayer(kernel, self._joint_index, self._dt)
+        player.start(self.script, tick, q_cmd)
         self._player = player
         self._t0 = tick
         self._update()
@@ -96,14 +96,7 @@ class ScriptPlayback:
 
     def parts_done(self, tick: int) -> int:
         """How many scripts of the chain have played to their end by `tick`."""
-        done_ticks = tick - self._t0
-        count, end, k = 0, 0, 0
-        for part in self.script.parts:
-            end += sum(f.duration_ticks for f in self.script.frames[k:k + part.frames])
-            k += part.frames
-            if done_ticks >= end:
-                count += 1
-        return count
+        return int(np.searchsorted(self._part_ends, tick - self._t0, side="right"))
 
 
 _EPS = 1e-9   # s: "at the same time", as MofPlayer's line schedule counts it

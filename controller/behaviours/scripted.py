@@ -87,7 +87,7 @@ class ScriptedMode(Behaviour):
             self.playback = run.playback
             self.run_limbs = run.limbs
         else:
-            self.playback = ScriptPlayback(self.chains[self.gait], self.joint_index, None,
+            self.playback = ScriptPlayback(self.chains[self.gait], self.joint_index,
                                            self.robot.dt)
             self.playback.start(self.kernel, ctx.tick, start, ctx.q)
             self.run_limbs = None

@@ -85,7 +85,10 @@ def build_request(args: argparse.Namespace, rng: random.Random, daemon_utime: in
 def describe(event: motion_event_t) -> str:
     if event.kind == EventKind.SCRIPT_STARTED:
         return f"started request {event.goal_id}: {event.text} ({event.value:.2f} s)"
-    reason = Reason(event.reason).name if event.reason in Reason._value2member_map_ else event.reason
+    try:
+        reason = Reason(event.reason).name
+    except ValueError:
+        reason = f"reason {event.reason}"
     return f"{reason} request {event.goal_id}: {event.text}"
 
 
@@ -106,8 +109,7 @@ def follow(link: Any, msg: script_request_t, wait: bool, timeout: float, out: Te
                 deadline = link.now() + max(ev.value, 0.0) + timeout + DONE_MARGIN_S
             elif ev.kind == EventKind.SCRIPT_DONE:
                 print(describe(ev), file=out, flush=True)
-                return _DONE_EXIT.get(Reason(ev.reason) if ev.reason in Reason._value2member_map_
-                                      else Reason.NONE, EXIT_REFUSED)
+                return _DONE_EXIT.get(ev.reason, EXIT_REFUSED)   # IntEnum keys match ints
         if link.now() >= deadline:
             what = "SCRIPT_DONE" if started else "an answer"
             print(f"timeout: no {what} for request {msg.request_id}", file=out, flush=True)
