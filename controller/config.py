@@ -7,7 +7,8 @@ reason. Nothing here reads the network or the clock.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +46,46 @@ class Gains:
     kd: np.ndarray
 
 
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def check_namespace(name: str) -> str:
+    """A namespace is empty (none) or 1-32 letters, digits, '_' or '-'."""
+    if name and not NAMESPACE_RE.fullmatch(name):
+        raise ConfigError(f"namespace {name!r}: use 1-32 letters, digits, '_' or '-'")
+    return name
+
+
 @dataclass(frozen=True)
 class LcmConfig:
     lan: bool
     group: str
     ports: dict[str, int]
-    channels: dict[str, str]
+    names: dict[str, str]     # channel names as configured, without the namespace
     status_hz: float
+    namespace: str = ""       # several robots on one LAN: every channel becomes NAME/channel
+
+    @property
+    def channels(self) -> dict[str, str]:
+        """The channel names on the wire (namespace applied)."""
+        return self._channels
+
+    def __post_init__(self) -> None:
+        check_namespace(self.namespace)
+        prefix = f"{self.namespace}/" if self.namespace else ""
+        object.__setattr__(self, "_channels",
+                           {key: prefix + name for key, name in self.names.items()})
 
     def url(self, port_name: str) -> str:
         ttl = 1 if self.lan else 0
         return f"udpm://{self.group}:{self.ports[port_name]}?ttl={ttl}"
+
+
+def with_namespace(cfg: Config, namespace: str | None) -> Config:
+    """The config with its channels moved into `namespace` (None: unchanged)."""
+    if namespace is None:
+        return cfg
+    return replace(cfg, lcm=replace(cfg.lcm, namespace=check_namespace(namespace)))
 
 
 @dataclass(frozen=True)
@@ -368,12 +398,16 @@ def load_config(path: str | Path | None = None) -> Config:
                  "motion_goal", "motion_event"):
         channels[name] = cr.get(name, str)
     channels["script_request"] = cr.get("script_request", str, "script_request")
+    namespace = lr.get("namespace", str, "")
+    if namespace and not NAMESPACE_RE.fullmatch(namespace):
+        raise lr.fail("namespace", f"{namespace!r}: use 1-32 letters, digits, '_' or '-'")
     lcm_cfg = LcmConfig(
         lan=lr.get("lan", bool, False),
         group=lr.get("group", str),
         ports=ports,
-        channels=channels,
+        names=channels,
         status_hz=lr.number("status_hz", 0.1, 100.0, 10.0),
+        namespace=namespace,
     )
 
     fsm_path = path.parent / r.get("fsm", str)

@@ -76,6 +76,8 @@ class Runtime:
             self.bus.publish("joint", ch["joint_state"], state)
         if self.ctl.tick % self.ctl.status_every == 0:
             self._update_timing()
+        taken = self.bus.taken
+        self.ctl.trace_inputs(taken.get("command", 0), taken.get("joint", 0), self.sim is not None)
         try:
             out = self.ctl.step(now_ns, inbox, self.timing)
         except Exception:
@@ -136,5 +138,7 @@ def _quantile(sorted_values: np.ndarray, q: float) -> float:
 
 
 def epoch_offset_ns() -> int:
-    """Offset from CLOCK_MONOTONIC to the Unix epoch, taken once at start."""
-    return time.time_ns() - lib.mk_now_ns()
+    """Offset from CLOCK_MONOTONIC to the Unix epoch, taken once at start, in
+    whole microseconds so that a message's utime and its tick's monotonic time
+    give the offset back exactly (replay)."""
+    return (time.time_ns() - lib.mk_now_ns()) // 1000 * 1000

@@ -22,6 +22,10 @@ class Bus:
         self.cfg = cfg
         self._lcm: dict[str, lcm.LCM] = {}
         self._inbox: list[tuple[str, bytes]] = []
+        # Packets taken in so far per port, drained in subscription order: with
+        # the order of arrival on each port (which a recorder on that port sees
+        # too), this says exactly which packets each tick took in (replay).
+        self.taken: dict[str, int] = {}
 
     def _instance(self, port_name: str) -> lcm.LCM:
         inst = self._lcm.get(port_name)
@@ -34,15 +38,20 @@ class Bus:
         """Deliver every message on `channel` (at that port's URL) to drain()."""
         sub = self._instance(port_name).subscribe(channel, self._on_message)
         sub.set_queue_capacity(QUEUE_CAPACITY)
+        self.taken.setdefault(port_name, 0)
 
     def _on_message(self, channel: str, data: bytes) -> None:
         self._inbox.append((channel, data))
 
     def drain(self) -> list[tuple[str, bytes]]:
-        """Every packet received since the last drain, oldest first; never blocks."""
-        for inst in self._lcm.values():
+        """Every packet received since the last drain, port by port in
+        subscription order, oldest first on each port; never blocks."""
+        for port_name in self.taken:
+            inst = self._lcm[port_name]
+            before = len(self._inbox)
             while inst.handle_timeout(0) > 0:
                 pass
+            self.taken[port_name] += len(self._inbox) - before
         out, self._inbox = self._inbox, []
         return out
 

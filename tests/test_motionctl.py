@@ -6,6 +6,7 @@ seconds take no real time and every published packet can be inspected.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 import random
@@ -843,7 +844,7 @@ class RobotClock(FakeClock):
 
 
 def test_goal_move_over_memq_lcm_with_the_real_executor() -> None:
-    lcm_cfg = MemqLcm(**vars(CFG.lcm))
+    lcm_cfg = MemqLcm(**{f.name: getattr(CFG.lcm, f.name) for f in dataclasses.fields(CFG.lcm)})
     clock = RobotClock()
     bus = Bus(lcm_cfg)
     clock.bus = bus

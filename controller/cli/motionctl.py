@@ -29,7 +29,7 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 from controller import goals, validate
 from controller.cli import script_cmd
-from controller.config import Config, ConfigError, LcmConfig, load_config
+from controller.config import Config, ConfigError, LcmConfig, load_config, with_namespace
 from controller.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
     controller_status_t,
@@ -986,6 +986,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="PATH",
                         help="robot config with the LCM ports and channels "
                              "(default: config/cyberdog2.yaml)")
+    parser.add_argument("--namespace", metavar="NAME",
+                        help="talk to the motiond started with --namespace NAME "
+                             "(default: the config's lcm.namespace, normally none)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     send = sub.add_parser(
@@ -1213,7 +1216,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "validate":   # checks files; needs no LCM config
             return int(args.func(args))
-        cfg = load_config(args.config)
+        cfg = with_namespace(load_config(args.config), args.namespace)
         with _sigterm_as_interrupt():
             return int(args.func(args, cfg))
     except FieldError as exc:

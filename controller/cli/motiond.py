@@ -6,7 +6,7 @@ import signal
 import sys
 
 from controller import __version__
-from controller.config import DEFAULT_CONFIG, ConfigError, load_config
+from controller.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
 from controller.logs import LEVELS, configure, get_logger
 
 
@@ -23,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "robot bridge's joint_state")
     p.add_argument("--log-level", choices=LEVELS, default="info",
                    help="lowest log level written (default: %(default)s)")
+    p.add_argument("--namespace", metavar="NAME", default=None,
+                   help="prefix every LCM channel with NAME/ so several robots can share a "
+                        "network (default: the config's lcm.namespace, normally none)")
     p.add_argument("--ticks", type=int, default=None, metavar="N",
                    help="stop after N ticks (for tests and benchmarks)")
     p.add_argument("--version", action="version", version=f"motiond {__version__}")
@@ -34,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     configure(args.log_level)
     log = get_logger("motiond")
     try:
-        cfg = load_config(args.config)
+        cfg = with_namespace(load_config(args.config), args.namespace)
     except ConfigError as exc:
         log.error("config_invalid", error=str(exc))
         return 2
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, runtime.request_stop)
     signal.signal(signal.SIGTERM, runtime.request_stop)
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
-             sim=args.sim, tick_hz=cfg.tick_hz,
+             sim=args.sim, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
              urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
     return runtime.run()
 
