@@ -23,6 +23,12 @@ build: system-deps $(DEPS_STAMP) $(MSGS) $(KERNEL_STAMP)
 run: build
 	$(VENV)/bin/motiond --sim $(ARGS)
 
+# lcm-spy on the daemon's LCM ports (one window per port), decoding every type
+# in lcmtypes/; builds build/lcmtypes/motiond-types.jar first (needs a JDK).
+.PHONY: spy
+spy: build
+	$(VENV)/bin/motionctl spy $(ARGS)
+
 # Every test that opens a udpm:// socket must stay off the host network: the
 # whole suite runs inside a fresh network namespace (tests/netns.sh).
 test: build

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
 from controller import goals, validate
-from controller.cli import script_cmd
+from controller.cli import script_cmd, spy_cmd
 from controller.config import Config, ConfigError, LcmConfig, load_config, with_namespace
 from controller.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
@@ -1054,6 +1054,7 @@ def build_parser() -> argparse.ArgumentParser:
     script_cmd.add_parser(sub, _Formatter, EXIT_CODES_HELP)
     sub.choices["script"].set_defaults(func=_run_script)
     validate.add_parser(sub)
+    spy_cmd.add_parser(sub)
     return parser
 
 
