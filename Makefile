@@ -14,7 +14,19 @@ MSGS       := controller/msgs/__init__.py
 DEPS_STAMP := $(VENV)/.deps-installed
 KERNEL_STAMP := controller/.kernel-built
 
+# Installed service (docs/SERVICE.md); override any of these on the command line.
+PREFIX       ?= /opt/motiond
+CONFDIR      ?= /etc/motiond
+UNITDIR      ?= /etc/systemd/system
+SERVICE_USER ?= motiond
+ROBOT        ?= cyberdog2
+# The service venv's interpreter: the service user must be able to run it
+# (not one under a home directory such as pyenv's), Python >= 3.11.
+SERVICE_PYTHON ?= /usr/bin/python3
+UNIT_OUT     ?= build/motiond.service
+
 .PHONY: all build run sim test bench system-deps types kernel clean distclean
+.PHONY: service-unit install-service uninstall-service
 
 all: build
 
@@ -40,12 +52,14 @@ bench: build
 	@for b in tests/bench/*_bench.py; do $(PY) $$b || exit 1; done
 
 # The lcm wheel links against glib's shared library (Debian: libglib2.0-0);
-# the tests need unshare (util-linux) and ip (iproute2).
+# the tests need unshare (util-linux), ip (iproute2) and systemd-analyze (systemd,
+# to check the service unit; systemd need not be running).
 system-deps:
 	@missing=""; \
 	ldconfig -p 2>/dev/null | grep -q 'libglib-2.0.so.0' || missing="$$missing libglib2.0-0"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	command -v unshare >/dev/null 2>&1 || missing="$$missing util-linux"; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing system packages:$$missing"; \
@@ -85,3 +99,51 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV)
+
+# -- the systemd service (docs/SERVICE.md) ---------------------------------------
+# The unit in config/systemd/ names the default paths; this writes it to
+# UNIT_OUT with PREFIX, CONFDIR, ROBOT and SERVICE_USER put in.
+service-unit:
+	@mkdir -p $(dir $(UNIT_OUT))
+	sed -e 's|/opt/motiond|$(PREFIX)|g' -e 's|/etc/motiond|$(CONFDIR)|g' \
+	    -e 's|/cyberdog2\.yaml|/$(ROBOT).yaml|' \
+	    -e 's|^User=motiond$$|User=$(SERVICE_USER)|' -e 's|^Group=motiond$$|Group=$(SERVICE_USER)|' \
+	    config/systemd/motiond.service > $(UNIT_OUT)
+
+# As root: a system user, the package in its own venv at PREFIX (pip builds it
+# from a copy of the sources, so root writes nothing into this checkout; it
+# needs PyPI and a C compiler), the robot data in CONFDIR (files already there
+# are kept), the unit in UNITDIR. Never part of `make test`.
+install-service: $(MSGS)
+	@[ "$$(id -u)" = 0 ] || { echo "install-service needs root: sudo make install-service"; exit 1; }
+	@test -f config/$(ROBOT).yaml || { echo "no config/$(ROBOT).yaml"; exit 1; }
+	id -u $(SERVICE_USER) >/dev/null 2>&1 || useradd --system --user-group \
+	    --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin $(SERVICE_USER)
+	[ -x $(PREFIX)/bin/python ] || $(SERVICE_PYTHON) -m venv $(PREFIX)
+	tmp=$$(mktemp -d) && cp -r pyproject.toml setup.py README.md csrc controller $$tmp/ && \
+	rm -f $$tmp/controller/_kernel.* && rm -rf $$tmp/controller/.kernel-built && \
+	$(PREFIX)/bin/pip install --disable-pip-version-check -q --upgrade $$tmp; \
+	status=$$?; rm -rf $$tmp; exit $$status
+	@kept=0; for f in $$(find config gaits -type f ! -path 'config/systemd/*'); do \
+	  if [ -e "$(CONFDIR)/$$f" ]; then kept=$$((kept + 1)); \
+	  else install -D -m 0644 "$$f" "$(CONFDIR)/$$f"; fi; \
+	done; echo "robot data in $(CONFDIR) ($$kept existing files kept)"
+	$(MAKE) --no-print-directory service-unit UNIT_OUT=$(UNITDIR)/motiond.service
+	chmod 0644 $(UNITDIR)/motiond.service
+	@if [ -d /run/systemd/system ]; then systemctl daemon-reload; \
+	else echo "systemd is not running here: run 'systemctl daemon-reload' on the target"; fi
+	@echo "installed. Start it now and at every boot:  systemctl enable --now motiond"
+	@echo "then:  systemctl status motiond;  journalctl -u motiond -f"
+
+# Keeps CONFDIR and the user (it says how to remove them); removes PREFIX only
+# when it is a venv holding motiond.
+uninstall-service:
+	@[ "$$(id -u)" = 0 ] || { echo "uninstall-service needs root: sudo make uninstall-service"; exit 1; }
+	@if [ -d /run/systemd/system ]; then systemctl disable --now motiond.service 2>/dev/null || true; fi
+	rm -f $(UNITDIR)/motiond.service
+	@if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+	@if [ -f $(PREFIX)/pyvenv.cfg ] && [ -x $(PREFIX)/bin/motiond ]; then \
+	  echo "rm -rf $(PREFIX)"; rm -rf $(PREFIX); \
+	else echo "$(PREFIX) is not a motiond venv: left alone"; fi
+	@echo "kept $(CONFDIR) and user $(SERVICE_USER); remove them with:"
+	@echo "  rm -rf $(CONFDIR); userdel $(SERVICE_USER)"

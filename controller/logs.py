@@ -1,30 +1,74 @@
-"""Logging: structlog events with fields, a readable console on a terminal and
-JSON lines otherwise, and a per-reason rate limit for events bad input can
-trigger at line rate."""
+"""Logging: structlog events with fields, a per-reason rate limit for events
+bad input can trigger at line rate, and one of three renderings of stderr:
+
+- the systemd journal (stderr is the stream systemd named in JOURNAL_STREAM):
+  JSON lines, each behind a kernel-style "<N>" priority prefix (sd-daemon(3)),
+  which journald strips and files as the entry's PRIORITY, so
+  `journalctl -p warning` and the colours of `journalctl` work;
+- a terminal: a readable console;
+- anything else (a pipe, a file): plain JSON lines.
+"""
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Mapping
 
 import structlog
 
 LEVELS = ("debug", "info", "warning", "error")
 
+# syslog priorities by structlog level name (add_log_level turns the
+# `exception` method into "error").
+PRIORITIES = {"critical": 2, "error": 3, "warning": 4, "info": 6, "debug": 7}
 
-def configure(level: str = "info", stream=None) -> None:
+
+def configure(level: str = "info", stream=None, environ: Mapping[str, str] | None = None) -> None:
     stream = stream or sys.stderr
-    renderer = (structlog.dev.ConsoleRenderer(colors=stream.isatty()) if stream.isatty()
-                else structlog.processors.JSONRenderer())
+    if is_journal(stream, environ):
+        renderer: list = [structlog.processors.format_exc_info, JournalRenderer()]
+    elif stream.isatty():
+        renderer = [structlog.dev.ConsoleRenderer(colors=True)]
+    else:
+        # format_exc_info keeps a traceback inside the one JSON line.
+        renderer = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
+            *renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
         logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
+
+
+def is_journal(stream, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether `stream` is connected to the journal: systemd sets JOURNAL_STREAM
+    to "<device>:<inode>" of the socket it gave the service as stdout/stderr.
+    Comparing them (not just testing the variable) matters because the
+    variable is inherited: a child whose stderr was redirected must not
+    write priority prefixes into a file."""
+    value = (os.environ if environ is None else environ).get("JOURNAL_STREAM", "")
+    try:
+        dev, ino = (int(part) for part in value.split(":"))
+        st = os.fstat(stream.fileno())
+    except (ValueError, OSError, AttributeError):
+        return False    # unset or malformed, or a stream without a file descriptor
+    return (st.st_dev, st.st_ino) == (dev, ino)
+
+
+class JournalRenderer:
+    """JSON after the "<N>" priority prefix journald reads (SyslogLevelPrefix=)."""
+
+    def __init__(self) -> None:
+        self._json = structlog.processors.JSONRenderer()
+
+    def __call__(self, logger, method_name: str, event_dict) -> str:
+        priority = PRIORITIES.get(event_dict.get("level", ""), 6)
+        return f"<{priority}>" + self._json(logger, method_name, event_dict)
 
 
 def get_logger(name: str = "motiond"):

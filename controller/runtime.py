@@ -7,6 +7,7 @@ overruns are measured here and reported in controller_status.
 """
 from __future__ import annotations
 
+import os
 import signal
 import time
 
@@ -15,6 +16,7 @@ import numpy as np
 from controller._kernel import lib
 from controller.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
+from controller.sdnotify import NEVER, Notifier
 from controller.sim import SimRobot
 from controller.transport import Bus
 
@@ -24,7 +26,7 @@ SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
 
 class Runtime:
     def __init__(self, controller: Controller, bus: Bus, sim: SimRobot | None = None,
-                 max_ticks: int | None = None) -> None:
+                 max_ticks: int | None = None, notifier: Notifier | None = None) -> None:
         self.ctl = controller
         self.cfg = controller.cfg
         self.bus = bus
@@ -41,6 +43,12 @@ class Runtime:
         self.error_log = RateLimit()
         self.internal_errors = 0
         self.log = get_logger("motiond.runtime")
+        # systemd (controller/sdnotify.py): READY after the first good step,
+        # WATCHDOG from this loop only, so a stalled loop stops pinging.
+        self.notifier = notifier if notifier is not None else Notifier()
+        self.ready_sent = False
+        self.stepped = False        # a step succeeded since the last READY/WATCHDOG
+        self.notify_due_ns = 0      # _notify runs on ticks at or after this time
         ch = self.cfg.lcm.channels
         bus.subscribe("command", ch["command"])
         bus.subscribe("command", ch["user_gait_file"])
@@ -53,6 +61,7 @@ class Runtime:
     def request_stop(self, signum: int | None = None, _frame=None) -> None:
         if not self.stop_requested:
             self.log.info("stop_requested", signal=signal.Signals(signum).name if signum else None)
+            self.notifier.stopping()
         self.stop_requested = True
 
     def _update_timing(self) -> None:
@@ -87,6 +96,7 @@ class Runtime:
             if self.error_log.allow("internal_error", now_ns) is not None:
                 self.log.exception("internal_error", count=self.internal_errors)
             return
+        self.stepped = True
         for port, channel, data in out.messages:
             self.bus.publish(port, channel, data)
         if self.sim is not None:
@@ -112,6 +122,8 @@ class Runtime:
                     self.log.warning("tick_overrun", missed_ticks=int(missed),
                                      late_ms=round(late / 1e6, 3))
                 deadline = wake
+            if wake >= self.notify_due_ns:      # one integer compare per tick
+                self._notify(wake)              # first in the tick: pings keep their spacing
             self._tick(wake)
             ticks += 1
             if ticks == 1:
@@ -130,6 +142,37 @@ class Runtime:
             lib.mk_sleep_until(deadline)
         self.log.info("shutdown", ticks=ticks, mode=self.cfg.fsm.name(self.ctl.fsm.mode))
         return 0
+
+    def _notify(self, now_ns: int) -> None:
+        """READY=1 once, then WATCHDOG=1 every half watchdog period, each only
+        if a step succeeded since the last one: a loop that stalls, or whose
+        controller fails on every tick, stops pinging and systemd restarts it."""
+        if not self.stepped:
+            return                      # nothing succeeded yet: check again next tick
+        self.stepped = False
+        n = self.notifier
+        if not self.ready_sent:
+            self.ready_sent = True
+            n.ready(status=self._status_text())
+            policy = os.sched_getscheduler(0)
+            self.log.info("ready", notify=n.enabled, watchdog_ms=n.watchdog_ns // 1_000_000,
+                          sched_policy=_SCHED_NAMES.get(policy, str(policy)),
+                          sched_priority=os.sched_getparam(0).sched_priority)
+        if n.watchdog_ns:
+            n.ping(now_ns, status=self._status_text())
+            self.notify_due_ns = n.next_ping_ns
+        else:
+            self.notify_due_ns = NEVER
+
+    def _status_text(self) -> str:
+        """The line `systemctl status` shows: refreshed with every watchdog ping."""
+        return (f"{self.cfg.robot}: mode {self.cfg.fsm.name(self.ctl.fsm.mode)}, "
+                f"tick {self.ctl.tick}, overruns {self.timing.tick_overruns}, "
+                f"internal errors {self.internal_errors}")
+
+
+_SCHED_NAMES = {os.SCHED_OTHER: "other", os.SCHED_FIFO: "fifo", os.SCHED_RR: "rr",
+                os.SCHED_BATCH: "batch", os.SCHED_IDLE: "idle"}
 
 
 def _quantile(sorted_values: np.ndarray, q: float) -> float:

@@ -45,13 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     # Imported late so that --help works without the compiled kernel.
     from controller.controller import Controller
     from controller.runtime import Runtime, epoch_offset_ns
+    from controller.sdnotify import Notifier
     from controller.sim import SimRobot
     from controller.transport import Bus
 
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
     sim = SimRobot(cfg, ctl.kin) if args.sim else None
     bus = Bus(cfg.lcm)
-    runtime = Runtime(ctl, bus, sim=sim, max_ticks=args.ticks)
+    runtime = Runtime(ctl, bus, sim=sim, max_ticks=args.ticks, notifier=Notifier.from_env())
     signal.signal(signal.SIGINT, runtime.request_stop)
     signal.signal(signal.SIGTERM, runtime.request_stop)
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
