@@ -30,8 +30,8 @@ from controller.mof import (
     build_net,
     mof_columns,
 )
+from controller.resources import CONFIG_DIR
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
 
 
