@@ -13,6 +13,7 @@ LCM_SRC    := $(wildcard lcmtypes/*.lcm)
 MSGS       := controller/msgs/__init__.py
 DEPS_STAMP := $(VENV)/.deps-installed
 KERNEL_STAMP := controller/.kernel-built
+WHEELHOUSE := $(VENV)/wheelhouse
 
 # Installed service (docs/SERVICE.md); override any of these on the command line.
 PREFIX       ?= /opt/motiond
@@ -25,7 +26,7 @@ ROBOT        ?= cyberdog2
 SERVICE_PYTHON ?= /usr/bin/python3
 UNIT_OUT     ?= build/motiond.service
 
-.PHONY: all build run sim test bench system-deps types kernel clean distclean
+.PHONY: all build run sim test bench system-deps types kernel wheelhouse dist clean distclean
 .PHONY: service-unit install-service uninstall-service
 
 all: build
@@ -43,7 +44,7 @@ spy: build
 
 # Every test that opens a udpm:// socket must stay off the host network: the
 # whole suite runs inside a fresh network namespace (tests/netns.sh).
-test: build
+test: build wheelhouse
 	tests/netns.sh $(PY) -m pytest -q $(ARGS)
 
 # Benchmarks report medians and ratios against a baseline measured in the same
@@ -93,8 +94,25 @@ $(KERNEL_STAMP): $(KERNEL_SRC) $(MSGS) pyproject.toml setup.py
 
 kernel: $(KERNEL_STAMP)
 
+# Wheels of the runtime dependencies (pyproject.toml), fetched here, outside the
+# network namespace: tests/test_packaging.py installs the built wheel into a
+# fresh venv inside it, where no package index can be reached.
+$(WHEELHOUSE)/.stamp: pyproject.toml $(DEPS_STAMP)
+	rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE)
+	$(PY) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > $(WHEELHOUSE)/requirements.txt
+	$(PIP) wheel -w $(WHEELHOUSE) -r $(WHEELHOUSE)/requirements.txt
+	touch $@
+
+wheelhouse: $(WHEELHOUSE)/.stamp
+
+# The sdist, and the wheel built from it, in dist/.
+dist: $(DEPS_STAMP)
+	rm -rf dist *.egg-info
+	$(PY) -c "from setuptools import build_meta as b; b.build_sdist('dist')"
+	$(PIP) wheel --no-deps --no-build-isolation -w dist dist/*.tar.gz
+
 clean:
-	rm -rf build controller/msgs controller/_kernel.* controller/*.o $(KERNEL_STAMP) *.egg-info
+	rm -rf build dist controller/msgs controller/_kernel.* controller/*.o $(KERNEL_STAMP) *.egg-info
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 distclean: clean

@@ -31,8 +31,8 @@ from controller.mof import (
     build_net,
     mof_columns,
 )
+from controller.resources import CONFIG_DIR
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
 
 
@@ -411,6 +411,8 @@ def load_config(path: str | Path | None = None) -> Config:
     )
 
     fsm_path = path.parent / r.get("fsm", str)
+    if not fsm_path.is_file():
+        raise r.fail("fsm", f"{fsm_path} is not a file (the path is relative to this config)")
     fsm = _load_fsm(fsm_path)
     body = _quadruped(r, path) if kind == "quadruped" else _humanoid(r, path)
     scripts = _scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
@@ -825,8 +827,11 @@ def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:
     if not 0.05 <= lo < hi <= 2.0:
         raise lr.fail("height_range", f"expected 0.05 <= min < max <= 2, got {[lo, hi]}")
     body = lr.number("body_height", lo, hi)
+    gaits_dir = (path.parent / lr.get("gaits", str)).resolve()
+    if not gaits_dir.is_dir():
+        raise lr.fail("gaits", f"{gaits_dir} is not a directory")
     return LocomotionConfig(
-        gaits_dir=(path.parent / lr.get("gaits", str)).resolve(),
+        gaits_dir=gaits_dir,
         body_height=body,
         height_range=(float(lo), float(hi)),
         vertical_leg_height=lr.number("vertical_leg_height", lo, hi, lo),

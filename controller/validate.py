@@ -52,10 +52,10 @@ from controller.mof import (
     parse_mof,
 )
 from controller.motions import load_motion
+from controller.resources import CONFIG_DIR
 from controller.scripts import Script, ScriptError, load_script
 from controller.steps import TICK_MS
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
 # The config whose `mof_columns` bind .mof files when the given one has none.
 DEFAULT_MOF_CONFIG = CONFIG_DIR / "nao22.yaml"
 

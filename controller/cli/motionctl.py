@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
 from controller import goals, validate
-from controller.cli import script_cmd, spy_cmd
+from controller.cli import check_config, script_cmd, spy_cmd
 from controller.config import Config, ConfigError, LcmConfig, load_config, with_namespace
 from controller.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
@@ -1055,6 +1055,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.choices["script"].set_defaults(func=_run_script)
     validate.add_parser(sub)
     spy_cmd.add_parser(sub)
+    check_config.add_parser(sub)
     return parser
 
 
@@ -1215,7 +1216,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (1, see _Parser)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        if args.command == "validate":   # checks files; needs no LCM config
+        if args.command in ("validate", "check-config"):   # check files; need no LCM config
             return int(args.func(args))
         cfg = with_namespace(load_config(args.config), args.namespace)
         with _sigterm_as_interrupt():

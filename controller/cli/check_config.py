@@ -1,0 +1,117 @@
+"""`motionctl check-config [PATH...]`: is a robot config one motiond accepts?
+
+Loads each config with `controller.config.load_config`, as the daemon does at
+start, and prints one verdict per file:
+
+    OK   <path>: robot <name>, <kind>, <n> joints, <tick_hz> Hz, <m> FSM modes, ...
+    FAIL <path>: <key path>: <reason>
+
+The loader owns every rule, so a FAIL line is the daemon's own refusal. A
+config can load and still name motion files the daemon refuses at start
+(keeping the rest): step-list motions (mode 62), keyframe scripts and .mof
+files. Those are printed as warnings under the OK line; they do not fail the
+config (the daemon starts with them), and `motionctl validate` checks such
+files one by one.
+
+Pure: reads files, opens no sockets, starts nothing. See docs/CONFIG.md for
+every key.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.config import DEFAULT_CONFIG, Config, ConfigError, load_config
+from controller.motions import MotionLibrary
+from controller.scripts import load_directory
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `check-config` to an argparse subparsers object; its func is `run`."""
+    parser = sub.add_parser(
+        "check-config", help="check robot config files as motiond loads them",
+        description="Load each robot config as motiond does at start and print OK with a "
+                    "summary (robot, kind, joints, tick rate, modes, motions), or FAIL with "
+                    "the file, the key path and the reason. Motion files the config names "
+                    "that the daemon would refuse at start are listed as warnings. Without "
+                    f"PATH: motionctl's --config, else {DEFAULT_CONFIG}. Exit code 0 if every "
+                    "config loads, 1 otherwise. The keys are documented in docs/CONFIG.md.")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="robot config YAML")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
+        out: TextIO | None = None) -> int:
+    """Print a verdict per config; 0 if every one loads, else 1."""
+    out = out or sys.stdout
+    paths = args.paths or [getattr(args, "config", None) or DEFAULT_CONFIG]
+    failed = 0
+    for path in paths:
+        try:
+            cfg = load_config(path)
+        except ConfigError as exc:
+            print(f"FAIL {exc}", file=out)
+            failed += 1
+            continue
+        except Exception as exc:  # noqa: BLE001 - a loader bug is this file's FAIL, not a traceback
+            print(f"FAIL {path}: the config loader crashed ({type(exc).__name__}: {exc}); "
+                  "this is a bug in motiond, please report it", file=out)
+            failed += 1
+            continue
+        print(f"OK   {cfg.path}: {summary(cfg)}", file=out)
+        for warning in refused_at_start(cfg):
+            print(f"     warning: {warning}", file=out)
+    return 0 if failed == 0 else 1
+
+
+def summary(cfg: Config) -> str:
+    """One line on what the config sets up."""
+    parts = [f"robot {cfg.robot}", cfg.kind, f"{cfg.num_joints} joints",
+             f"{cfg.tick_hz:g} Hz", f"{len(cfg.fsm.names)} FSM modes",
+             f"lcm {cfg.lcm.group}:{'/'.join(str(p) for p in cfg.lcm.ports.values())}"]
+    if cfg.locomotion is not None:
+        n = len(list(cfg.locomotion.gaits_dir.glob("*.yaml")))
+        parts.append(f"{_plural(n, 'gait file')} in {_short(cfg, cfg.locomotion.gaits_dir)}")
+    if cfg.walk is not None:
+        parts.append(f"walk {_short(cfg, cfg.walk.path)} (gaits {sorted(cfg.walk.walk_gaits)})")
+    if cfg.motions is not None:
+        parts.append(_plural(len(cfg.motions.files), "motion"))
+    if cfg.scripts is not None:
+        modes = f", scripted modes {sorted(cfg.scripts.modes)}" if cfg.scripts.modes else ""
+        parts.append(f"{_plural(len(cfg.scripts.directories), 'script directory', 'script directories')}"
+                     f"{modes}")
+    if cfg.mof is not None:
+        parts.append(f".mof net of {len(cfg.mof.files)} files")
+    return ", ".join(parts)
+
+
+def refused_at_start(cfg: Config) -> list[str]:
+    """What the daemon would log and refuse at start while still running:
+    motion ids whose file does not load, bad scripts, bad .mof files."""
+    warnings = []
+    if cfg.motions is not None:
+        library = MotionLibrary(cfg.motions.directory, cfg.motions.files, 1000.0 / cfg.tick_hz)
+        for motion_id, error in sorted(library.errors.items()):
+            warnings.append(f"motions.ids.{motion_id}: {error} (mode 62 refuses this id)")
+    for directory in cfg.scripts.directories if cfg.scripts is not None else ():
+        _, errors = load_directory(directory, cfg)
+        warnings += [f"{error} (script refused)" for error in errors]
+    for error in cfg.mof.errors if cfg.mof is not None else ():
+        warnings.append(f"{error} (left out of the .mof net)")
+    return warnings
+
+
+def _short(cfg: Config, path: Path) -> str:
+    """`path` relative to the config's directory when it is below its parent
+    (the shipped layout: ../gaits/...), else as it is."""
+    try:
+        return str(Path("..") / path.relative_to(cfg.path.parent.resolve().parent))
+    except ValueError:
+        return str(path)
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

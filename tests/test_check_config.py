@@ -1,0 +1,265 @@
+"""`motionctl check-config` and the precision of the config loader's messages.
+
+Each case writes a broken copy of a shipped config (config/cyberdog2.yaml,
+config/humanoid20.yaml, config/nao22.yaml) into a copy of config/ and gaits/
+in tmp, so its relative paths (fsm, gaits, motions, scripts, walk, mof) still
+resolve, and checks that the verdict names the file, the key path and the
+reason. No sockets: check-config reads files only (one test makes sure).
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from controller.cli import check_config
+from controller.cli import motionctl as mc
+from controller.config import DEFAULT_CONFIG, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ("cyberdog2.yaml", "humanoid20.yaml", "nao22.yaml")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of config/ and gaits/, side by side as in the checkout."""
+    base = tmp_path_factory.mktemp("tree")
+    shutil.copytree(ROOT / "config", base / "config")
+    shutil.copytree(ROOT / "gaits", base / "gaits")
+    return base
+
+
+def variant(tree: Path, source: str, name: str, change: Callable[[Any], None]) -> Path:
+    """config/<name>.yaml in the copied tree: `source` with `change` applied."""
+    data = yaml.safe_load((ROOT / "config" / source).read_text())
+    change(data)
+    path = tree / "config" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def check(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = mc.main(["check-config", *argv])
+    out = capsys.readouterr()
+    assert out.err == ""
+    return code, out.out
+
+
+def at(keys: tuple[Any, ...]) -> Callable[[Any], tuple[Any, Any]]:
+    def parent(data: Any) -> tuple[Any, Any]:
+        for key in keys[:-1]:
+            data = data[key]
+        return data, keys[-1]
+    return parent
+
+
+def set_(*keys: Any, value: Any) -> Callable[[Any], None]:
+    def change(data: Any) -> None:
+        node, key = at(keys)(data)
+        node[key] = value
+    return change
+
+
+def drop(*keys: Any) -> Callable[[Any], None]:
+    def change(data: Any) -> None:
+        node, key = at(keys)(data)
+        del node[key]
+    return change
+
+
+# -- the shipped configs -----------------------------------------------------------------
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_are_ok_with_a_summary_from_the_file(name: str, capsys) -> None:
+    path = ROOT / "config" / name
+    data = yaml.safe_load(path.read_text())
+    fsm = yaml.safe_load((path.parent / data["fsm"]).read_text())
+    joints = (len(data["legs"]) * len(data["leg_joints"]) if data["kind"] == "quadruped"
+              else len(data["joints"]))
+    code, out = check(str(path), capsys=capsys)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith(f"OK   {path}: robot {data['robot']}, {data['kind']}, "
+                            f"{joints} joints, {data['tick_hz']:g} Hz, "
+                            f"{len(fsm['modes'])} FSM modes, ")
+    assert "warning" not in out      # every shipped motion, script and .mof file loads
+
+
+def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys) -> None:
+    code, out = check(capsys=capsys)
+    assert code == 0 and out.startswith(f"OK   {DEFAULT_CONFIG}: robot ")
+    nao = ROOT / "config" / "nao22.yaml"
+    assert mc.main(["--config", str(nao), "check-config"]) == 0
+    assert capsys.readouterr().out.startswith(f"OK   {nao}: robot nao22, ")
+
+
+def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(capsys) -> None:
+    good = ROOT / "config" / "humanoid20.yaml"
+    fsm_table = ROOT / "config" / "humanoid_fsm.yaml"      # not a robot config
+    code, out = check(str(good), str(fsm_table), capsys=capsys)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 2
+    assert lines[0].startswith(f"OK   {good}: ")
+    assert lines[1] == f"FAIL {fsm_table}: kind: missing"
+
+
+def test_check_config_opens_no_socket(monkeypatch, capsys) -> None:
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("check-config opened a socket")
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr("lcm.LCM", refuse)
+    assert check(str(ROOT / "config" / "cyberdog2.yaml"), capsys=capsys)[0] == 0
+
+
+# -- common mistakes: the message names the key path and the reason ----------------------
+QUADRUPED_CASES = [
+    ("missing_key", drop("lcm", "ports", "joint"), "lcm.ports.joint: missing"),
+    ("missing_section", drop("geometry"), "geometry: missing"),
+    ("wrong_type", set_("tick_hz", value="fast"), "tick_hz: expected float, got str 'fast'"),
+    ("wrong_type_list", set_("legs", value="FR"), "legs: expected list, got str 'FR'"),
+    ("bool_for_number", set_("lcm", "status_hz", value=True),
+     "lcm.status_hz: expected float, got bool True"),
+    ("out_of_range", set_("geometry", "mass", value=-1), "geometry.mass: -1.0 is outside [0.1, 500.0]"),
+    ("out_of_range_port", set_("lcm", "ports", "command", value=70000),
+     "lcm.ports.command: 70000.0 is outside [1, 65535]"),
+    ("short_vector", set_("gains", "pose", "kp", value=[1, 2]),
+     "gains.pose.kp: expected a list of 3 numbers, got [1, 2]"),
+    ("pose_outside_limits", set_("poses", "fold", value=[0.0, -1.38, 3.0]),
+     "poses.fold: outside the joint limits at ['FR_knee', 'FL_knee', 'RR_knee', 'RL_knee']"),
+    ("bad_joint_name", set_("scripts", "mirror", "negate", value=["FR_abd"]),
+     "scripts.mirror.negate: unknown joints ['FR_abd']"),
+    ("unknown_leg", set_("legs", value=["FR", "FL", "RR", "LR"]), "joint_limits.LR: missing"),
+    ("missing_gain_set", drop("gains", "swing"), "gains.swing: missing"),
+    ("unknown_fsm_file", set_("fsm", value="nope_fsm.yaml"),
+     "fsm: {dir}/nope_fsm.yaml is not a file"),
+    ("unknown_gait_directory", set_("locomotion", "gaits", value="../gaits/nope"),
+     "locomotion.gaits: {root}/gaits/nope is not a directory"),
+    ("unknown_motion_directory", set_("motions", "directory", value="../gaits/nope"),
+     "motions.directory: {root}/gaits/nope is not a directory"),
+    ("unknown_script_directory", set_("scripts", "directories", value=["scripts/nope"]),
+     "scripts.directories[0]: {dir}/scripts/nope is not a directory"),
+    ("motion_path_not_a_name", set_("motions", "ids", 1, value="../x.toml"),
+     "motions.ids.1: '../x.toml': expected a bare file name in `directory`"),
+    ("unknown_fsm_mode", set_("scripts", "modes", 99, value={"gaits": {0: "JumpHigh"}}),
+     "scripts.modes.99: not a mode of the FSM table"),
+]
+
+HUMANOID_CASES = [
+    ("missing_pose_joint", drop("poses", "stand", "r_knee"), "poses.stand.r_knee: missing"),
+    ("missing_required_pose", drop("poses", "crouch"), "poses.crouch: missing"),
+    ("wrong_type", set_("geometry", "thigh", value="x"),
+     "geometry.thigh: expected a number in [0.01, 2.0], got 'x'"),
+    ("out_of_range", set_("joints", 3, "vmax", value=500), "joints[3].vmax: 500.0 is outside [0.1, 100.0]"),
+    ("min_not_below_max", set_("joints", 3, "min", value=3.0), "joints[3].max: min 3.0 is not below max 2.6"),
+    ("bad_joint_name", set_("poses", "stand", "r_kneee", value=0.3),
+     "poses.stand: unknown joints ['r_kneee']"),
+    ("duplicate_joint", set_("joints", 3, "name", value="r_hip_roll"),
+     "joints[3].name: 'r_hip_roll' is listed twice"),
+    ("bad_group_name", set_("joints", 0, "group", value="right_lag"),
+     "joints: group right_leg has 5 joints; a leg has 6"),
+    ("bad_mirror_joint", set_("scripts", "mirror", "negate", value=["l_hip_yw"]),
+     "scripts.mirror.negate: unknown joints ['l_hip_yw']"),
+    ("missing_group_torque", drop("torque_limit", "head"), "torque_limit.head: missing"),
+    ("short_group_gains", set_("gains", "walk", "head", "kp", value=[1]),
+     "gains.walk.head.kp: expected a list of 2 numbers, got [1]"),
+    ("default_gait_not_walking", set_("locomotion", "default_gait", value=9),
+     "locomotion.default_gait: 9 is not one of walk_gaits [3]"),
+    ("unknown_walk_file", set_("locomotion", "walk", value="../gaits/humanoid/nope.yaml"),
+     "locomotion.walk: {root}/gaits/humanoid/nope.yaml: cannot read"),
+    ("unknown_fsm_file", set_("fsm", value="nope_fsm.yaml"), "fsm: {dir}/nope_fsm.yaml is not a file"),
+    ("unknown_script_mode", set_("scripts", "mode", value=61), "scripts.mode: 61 is not a mode of"),
+    ("walk_gains_without_walk", drop("locomotion"),
+     "gains.walk: set, but there is no `locomotion` section"),
+]
+
+NAO_CASES = [
+    ("bad_mof_joint", set_("mof_columns", "HP", value="hed_yaw"),
+     "mof_columns.HP: 'hed_yaw' is not a joint of this robot"),
+    ("unknown_mof_directory", set_("mof", "directory", value="nope"),
+     "mof.directory: {dir}/nope is not a directory"),
+    ("unknown_gain_set", set_("mof_hardness", "full_gains", value="nope"),
+     "mof_hardness.full_gains: 'nope' is not a gain set under `gains`"),
+    ("hardness_out_of_range", set_("mof_hardness", "default", value=150),
+     "mof_hardness.default: 150.0 is outside [0.0, 100.0]"),
+]
+
+
+@pytest.mark.parametrize(("source", "name", "change", "expected"), [
+    pytest.param(source, *case, id=f"{Path(source).stem}-{case[0]}")
+    for source, cases in (("cyberdog2.yaml", QUADRUPED_CASES), ("humanoid20.yaml", HUMANOID_CASES),
+                          ("nao22.yaml", NAO_CASES))
+    for case in cases
+])
+def test_a_broken_config_fails_naming_file_key_and_reason(tree: Path, source: str, name: str,
+                                                         change: Callable[[Any], None],
+                                                         expected: str, capsys) -> None:
+    path = variant(tree, source, f"{Path(source).stem}_{name}", change)
+    code, out = check(str(path), capsys=capsys)
+    expected = expected.format(dir=tree / "config", root=tree)
+    assert code == 1
+    assert out.startswith(f"FAIL {path}: {expected}"), out
+    assert len(out.splitlines()) == 1
+
+
+def test_the_unbroken_copy_loads(tree: Path, capsys) -> None:
+    """The broken copies fail for their change alone: unchanged, each loads."""
+    for source in SHIPPED:
+        path = variant(tree, source, f"{Path(source).stem}_unchanged", lambda _d: None)
+        assert check(str(path), capsys=capsys)[0] == 0
+
+
+# -- what the daemon would refuse at start, while still running --------------------------
+def test_a_motion_file_that_does_not_load_is_a_warning_not_a_failure(tree: Path, capsys) -> None:
+    path = variant(tree, "cyberdog2.yaml", "cyberdog2_missing_motion",
+                   set_("motions", "ids", 1, value="missing.toml"))
+    code, out = check(str(path), capsys=capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"OK   {path}: robot cyberdog2, ")
+    assert len(lines) == 2
+    assert lines[1].startswith("     warning: motions.ids.1: ")
+    assert "missing.toml" in lines[1] and lines[1].endswith("(mode 62 refuses this id)")
+    # the daemon agrees: the config loads, the id's file is the problem
+    assert load_config(path).motions.files[1] == "missing.toml"
+
+
+def test_a_bad_mof_file_is_a_warning_naming_file_and_line(tree: Path, capsys) -> None:
+    mof_dir = tree / "gaits" / "mof" / "nao22"
+    bad = mof_dir / "broken.mof"
+    bad.write_text((mof_dir / "nod.mof").read_text().replace("motion_id = nod",
+                                                             "motion_id = broken", 1) + "garbage\n")
+    try:
+        path = variant(tree, "nao22.yaml", "nao22_broken_mof",
+                       set_("mof", "files", value=["stand.mof", "nod.mof", "broken.mof"]))
+        code, out = check(str(path), capsys=capsys)
+    finally:
+        bad.unlink()
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"OK   {path}: robot nao22, ")
+    assert len(lines) == 2 and lines[1].startswith(f"     warning: {bad}:")
+    assert lines[1].endswith("(left out of the .mof net)")
+
+
+def test_a_bad_script_is_a_warning(tree: Path, capsys) -> None:
+    scripts = tree / "config" / "scripts" / "humanoid20"
+    bad = scripts / "Broken.yaml"
+    bad.write_text("- duration: 100\n  targets:\n    - {id: no_such_joint, position: 0}\n")
+    try:
+        code, out = check(str(tree / "config" / "humanoid20.yaml"), capsys=capsys)
+    finally:
+        bad.unlink()
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2
+    assert lines[1].startswith(f"     warning: {bad}") and lines[1].endswith("(script refused)")
+
+
+def test_a_loader_crash_is_a_fail_line_not_a_traceback(monkeypatch, capsys) -> None:
+    def crash(_path: Any) -> None:
+        raise KeyError("boom")
+    monkeypatch.setattr(check_config, "load_config", crash)
+    code, out = check("some.yaml", capsys=capsys)
+    assert code == 1
+    assert out.startswith("FAIL some.yaml: the config loader crashed (KeyError: 'boom')")
