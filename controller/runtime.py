@@ -20,6 +20,11 @@ from controller.sdnotify import NEVER, Notifier
 from controller.sim import SimRobot
 from controller.transport import Bus
 
+# What the daemon takes in, per port, drained in this order every tick
+# (controller/transport.py); joint_state only from a robot bridge, not with --sim.
+INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
+          ("joint", ("motor_ctrl", "joint_state")))
+
 WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
 SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
 
@@ -49,14 +54,10 @@ class Runtime:
         self.ready_sent = False
         self.stepped = False        # a step succeeded since the last READY/WATCHDOG
         self.notify_due_ns = 0      # _notify runs on ticks at or after this time
-        ch = self.cfg.lcm.channels
-        bus.subscribe("command", ch["command"])
-        bus.subscribe("command", ch["user_gait_file"])
-        bus.subscribe("command", ch["motion_goal"])
-        bus.subscribe("command", ch["script_request"])
-        bus.subscribe("joint", ch["motor_ctrl"])
-        if sim is None:
-            bus.subscribe("joint", ch["joint_state"])  # the robot's bridge
+        for port, names in INPUTS:
+            for name in names:
+                if not (name == "joint_state" and sim is not None):
+                    bus.subscribe(port, self.cfg.lcm.channels[name])
 
     def request_stop(self, signum: int | None = None, _frame=None) -> None:
         if not self.stop_requested:
@@ -86,7 +87,7 @@ class Runtime:
         if self.ctl.tick % self.ctl.status_every == 0:
             self._update_timing()
         taken = self.bus.taken
-        self.ctl.trace_inputs(taken.get("command", 0), taken.get("joint", 0), self.sim is not None)
+        self.ctl.trace_inputs(taken["command"], taken["joint"], self.sim is not None)
         try:
             out = self.ctl.step(now_ns, inbox, self.timing)
         except Exception:

@@ -28,8 +28,11 @@ INTERVAL_NS = WATCHDOG_USEC * 1000 // 2
 
 
 class StubBus:
+    def __init__(self) -> None:
+        self.taken: dict[str, int] = {}
+
     def subscribe(self, port: str, channel: str) -> None:
-        pass
+        self.taken.setdefault(port, 0)
 
     def drain(self) -> list[tuple[str, bytes]]:
         return []

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
 from controller import goals, validate
-from controller.cli import check_config, script_cmd, spy_cmd
+from controller.cli import check_config, log_cmd, script_cmd, spy_cmd
 from controller.config import Config, ConfigError, LcmConfig, load_config, with_namespace
 from controller.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
@@ -1056,6 +1056,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(sub)
     spy_cmd.add_parser(sub)
     check_config.add_parser(sub)
+    log_cmd.add_parsers(sub, _Formatter)
     return parser
 
 

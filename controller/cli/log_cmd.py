@@ -1,0 +1,154 @@
+"""`motionctl record | replay | plot`: record a session with lcm-logger,
+re-run the controller core on it, plot it."""
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.config import Config
+from controller.recording import RecordingError, base_of, logger_argv, part_name
+
+EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT, EXIT_INTERRUPTED = 0, 1, 5, 130
+STOP_WAIT_S = 5.0        # for a logger to flush and exit after SIGINT
+
+RECORD_HELP = """\
+Record every motiond channel (the config's channels, with --namespace) with
+lcm-logger: one logger per LCM port, each writing BASE.<port>.lcmlog.NN, a new
+part every --split-mb MB. Runs until Ctrl-C, SIGTERM or --duration.
+Start it before motiond if you want to replay the session: replay re-runs the
+daemon from its first tick."""
+
+REPLAY_HELP = """\
+Re-run the controller core on a recording's inputs (commands, joint_state,
+tick times, in the order the daemon took them in) and compare every message it
+publishes with the recorded one, field by field (controller_status without its
+loop timing). Prints 'identical' or the first differing tick, channel and field.
+Use the same --config (and --namespace) as the recorded daemon.
+
+exit codes: 0 identical, 1 unreadable or incomplete recording, 5 different"""
+
+PLOT_HELP = """\
+Plot the commanded joint positions and velocities (joint_cmd) against time, with
+every mode change (controller_status) marked, to a PNG. Needs matplotlib
+(pip install 'motiond[plot]')."""
+
+
+def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
+    rec = sub.add_parser("record", help="record every motiond channel with lcm-logger",
+                         description=RECORD_HELP, formatter_class=formatter)
+    rec.add_argument("-o", "--output", metavar="BASE", type=Path,
+                     help="base name of the files (default: motiond-YYYYmmdd-HHMMSS)")
+    rec.add_argument("--split-mb", type=float, default=256.0, metavar="MB",
+                     help="start a new part once a file exceeds MB (default %(default)g)")
+    rec.add_argument("--keep", type=int, default=0, metavar="N",
+                     help="rotate: keep only the newest N parts per port, newest as .0 "
+                          "(default 0: keep every part, numbered .00, .01, ...)")
+    rec.add_argument("--duration", type=float, default=None, metavar="S",
+                     help="stop after S seconds (default: until Ctrl-C)")
+    rec.set_defaults(func=run_record)
+
+    rep = sub.add_parser("replay", help="re-run the controller on a recording and compare",
+                         description=REPLAY_HELP, formatter_class=formatter)
+    rep.add_argument("log", metavar="LOG", type=Path, help="the recording's BASE or any of its files")
+    rep.set_defaults(func=run_replay)
+
+    plot = sub.add_parser("plot", help="plot a recording's joint targets to a PNG",
+                          description=PLOT_HELP, formatter_class=formatter)
+    plot.add_argument("log", metavar="LOG", type=Path, help="the recording's BASE or any of its files")
+    plot.add_argument("-o", "--output", metavar="PNG", type=Path, required=True)
+    plot.add_argument("--joints", metavar="NAME", nargs="+",
+                      help="joint names or indices to plot (default: all)")
+    plot.set_defaults(func=run_plot)
+
+
+def run_record(args: argparse.Namespace, cfg: Config) -> int:
+    from controller.lcmjava import LcmJavaError, lcm_tool
+
+    if args.split_mb <= 0 or args.keep < 0:
+        print("motionctl: record: --split-mb must be > 0 and --keep >= 0", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        tool = lcm_tool("lcm-logger")
+    except LcmJavaError as exc:
+        print(f"motionctl: record: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    base = args.output or Path(time.strftime("motiond-%Y%m%d-%H%M%S"))
+    base.parent.mkdir(parents=True, exist_ok=True)
+    loggers = {port: subprocess.Popen(logger_argv(tool, cfg.lcm, port, base, args.split_mb, args.keep),
+                                      stderr=subprocess.PIPE, text=True)
+               for port in cfg.lcm.ports}
+    for port in loggers:
+        print(f"recording {cfg.lcm.url(port)} to {part_name(base, port)}.*", flush=True)
+    code = EXIT_OK
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        deadline = None if args.duration is None else time.monotonic() + args.duration
+        while deadline is None or time.monotonic() < deadline:
+            if any(p.poll() is not None for p in loggers.values()):
+                break
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED if args.duration is not None else EXIT_OK
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for p in loggers.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)      # lcm-logger flushes and closes on SIGINT
+        for port, p in loggers.items():
+            try:
+                _, err = p.communicate(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            if p.returncode not in (0, -signal.SIGINT):
+                print(f"motionctl: record: lcm-logger on the {port} port failed "
+                      f"({p.returncode}): {err.strip()}", file=sys.stderr)
+                code = EXIT_ERROR
+    for path in sorted(base.parent.glob(f"{base.name}.*")):
+        print(f"{path}  {path.stat().st_size} bytes")
+    return code
+
+
+def run_replay(args: argparse.Namespace, cfg: Config) -> int:
+    from controller.logs import configure
+    from controller.replay import load_recording, replay
+
+    configure("error")   # the re-run controller's own events are the recorded daemon's
+    try:
+        result = replay(cfg, load_recording(cfg, base_of(args.log)))
+    except RecordingError as exc:
+        print(f"motionctl: replay: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    for note in result.notes:
+        print(f"note: {note}")
+    counts = ", ".join(f"{k} {n}" for k, n in result.compared.items() if n)
+    if result.identical:
+        print(f"identical: {result.ticks} ticks; messages compared: {counts}")
+        return EXIT_OK
+    print(f"different: first at {result.differences[0]}")
+    for diff in result.differences[1:]:
+        print(f"  also {diff}")
+    return EXIT_DIFFERENT
+
+
+def run_plot(args: argparse.Namespace, cfg: Config) -> int:
+    from controller import plot
+
+    try:
+        series = plot.load_series(cfg, base_of(args.log))
+        joints = plot.pick_joints(cfg.joint_names, args.joints)
+        plot.render(series, joints, cfg.joint_names, args.output)
+    except (RecordingError, ValueError) as exc:
+        print(f"motionctl: plot: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except plot.MissingMatplotlib as exc:
+        print(f"motionctl: plot: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"wrote {args.output}: {len(series.t)} ticks, {len(joints)} joints, "
+          f"{len(series.modes)} mode changes")
+    return EXIT_OK

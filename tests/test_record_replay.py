@@ -1,0 +1,126 @@
+"""Two namespaced daemons on one network, one recorded, replayed and plotted:
+motionctl record / replay / plot and --namespace end to end over udpm.
+
+Runs only inside the private network namespace of `make test` (tests/netns.sh).
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import lcm
+import pytest
+
+from controller import msgs
+from controller.config import load_config, with_namespace
+from controller.recording import events, port_files
+
+pytestmark = pytest.mark.udpm
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = load_config()
+
+
+def motionctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class StatusWatch:
+    """The latest controller_status of each namespace, from one LCM socket."""
+
+    def __init__(self, namespaces: list[str]) -> None:
+        self.lcm = lcm.LCM(CFG.lcm.url("joint"))
+        self.latest: dict[str, msgs.controller_status_t] = {}
+        self.foreign: list[str] = []
+        for ns in namespaces:
+            self.lcm.subscribe(with_namespace(CFG, ns).lcm.channels["status"],
+                               lambda ch, data, ns=ns: self._on_status(ns, data))
+        # Anything un-namespaced on the joint port would be cross-talk (LCM's
+        # own start-up self test aside).
+        self.lcm.subscribe("[^/]*", lambda ch, _data: ch == "LCM_SELF_TEST" or self.foreign.append(ch))
+        self.running = True
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _on_status(self, ns: str, data: bytes) -> None:
+        self.latest[ns] = msgs.controller_status_t.decode(data)
+
+    def _spin(self) -> None:
+        while self.running:
+            self.lcm.handle_timeout(50)
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(1)
+
+
+def start_daemon(ns: str, log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+                             "--namespace", ns], cwd=ROOT, stdout=log.open("w"),
+                            stderr=subprocess.STDOUT)
+
+
+def stop(proc: subprocess.Popen) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(10)
+
+
+def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path) -> None:
+    base = tmp_path / "dog1"
+    recorder = subprocess.Popen([sys.executable, "-m", "controller.cli.motionctl", "--namespace",
+                                 "dog1", "record", "-o", str(base), "--split-mb", "1"],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.5)                                    # the loggers listen before the daemon starts
+    watch = StatusWatch(["dog1", "dog2"])
+    dogs = {ns: start_daemon(ns, tmp_path / f"{ns}.log") for ns in ("dog1", "dog2")}
+    try:
+        deadline = time.monotonic() + 15
+        while len(watch.latest) < 2:
+            assert time.monotonic() < deadline, "both daemons should publish controller_status"
+            time.sleep(0.05)
+        stood = motionctl("--namespace", "dog1", "send", "--mode", "12", "--wait", "--timeout", "10")
+        assert stood.returncode == 0, stood.stdout + stood.stderr
+        trot = motionctl("--namespace", "dog1", "send", "--mode", "11", "--gait", "3", "--vel",
+                         "0.3", "0", "0.2", "--duration", "1000", "--wait", "--timeout", "10")
+        assert trot.returncode == 0, trot.stdout + trot.stderr
+        time.sleep(0.2)
+        # No cross-talk: dog2 never took a command and is still OFF; nothing un-namespaced flew.
+        dog1, dog2 = watch.latest["dog1"], watch.latest["dog2"]
+        assert dog1.commands_accepted == 2 and dog1.mode == 11
+        assert dog2.commands_accepted == 0 and dog2.heartbeats == 0 and dog2.mode == 0
+        assert watch.foreign == []
+    finally:
+        watch.close()
+        codes = {ns: stop(p) for ns, p in dogs.items()}
+        recorder.send_signal(signal.SIGINT)
+        out, _ = recorder.communicate(timeout=15)
+    assert codes == {"dog1": 0, "dog2": 0}
+    assert recorder.returncode == 0, out
+
+    # The recording holds dog1's channels only.
+    files = port_files(base, list(CFG.lcm.ports))
+    channels = {e.channel for paths in files.values() for e in events(paths)}
+    assert "dog1/joint_cmd" in channels and "dog1/robot_control_cmd" in channels
+    assert all(c.startswith("dog1/") for c in channels), channels
+
+    replayed = motionctl("--namespace", "dog1", "replay", str(base), timeout=120)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("identical: "), replayed.stdout
+    ticks = int(replayed.stdout.split()[1])
+    assert ticks > 1500                                 # stand + 2 s of trot at 500 Hz
+
+    # Replayed as the wrong robot (another namespace), nothing matches.
+    wrong = motionctl("--namespace", "dog2", "replay", str(base))
+    assert wrong.returncode == 1 and "no dog2/joint_cmd" in wrong.stderr, wrong.stderr
+
+    png = tmp_path / "dog1.png"
+    plotted = motionctl("--namespace", "dog1", "plot", str(base), "-o", str(png),
+                        "--joints", "FR_hip", "FR_knee", timeout=120)
+    assert plotted.returncode == 0, plotted.stdout + plotted.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert f"{ticks} ticks, 2 joints" in plotted.stdout

@@ -1,0 +1,169 @@
+"""Deterministic replay, in process: the real Runtime tick on a fake bus that
+keeps, per port, what a logger on that port would have recorded."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+from harness import command
+
+from controller import msgs
+from controller.config import load_config
+from controller.controller import Controller
+from controller.recording import RecordingError
+from controller.replay import Recording, replay, split_recording
+from controller.runtime import Runtime
+from controller.sim import SimRobot
+
+TICK_NS = 2_000_000
+START_NS = 7_123_456_789        # not a whole microsecond: utime must still round-trip
+EPOCH_NS = 1_700_000_000_000_000_000
+
+
+class LoggedBus:
+    """Packets a client sends arrive on their port; drain() takes them in
+    port order as the real Bus does; everything on a port, sent or
+    published, is logged in arrival order, as lcm-logger on that port sees it."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, int] = {}
+        self.arrived: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        self.log: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        self.subscribed: set[str] = set()
+
+    def subscribe(self, port: str, channel: str) -> None:
+        self.taken.setdefault(port, 0)
+        self.subscribed.add(channel)
+
+    def send(self, port: str, channel: str, data: bytes) -> None:
+        self.log[port].append((channel, data))
+        if channel in self.subscribed:
+            self.arrived[port].append((channel, data))
+
+    def drain(self) -> list[tuple[str, bytes]]:
+        inbox: list[tuple[str, bytes]] = []
+        for port in self.taken:
+            packets = self.arrived.pop(port, [])
+            self.taken[port] += len(packets)
+            inbox += packets
+        return inbox
+
+    def publish(self, port: str, channel: str, data: bytes) -> None:
+        self.log[port].append((channel, data))
+
+
+class Session:
+    def __init__(self, config: str | None = None) -> None:
+        self.cfg = load_config(config)
+        self.ctl = Controller(self.cfg, epoch_offset_ns=EPOCH_NS)
+        self.bus = LoggedBus()
+        self.rt = Runtime(self.ctl, self.bus, sim=SimRobot(self.cfg, self.ctl.kin))
+        self.now = START_NS
+        self.life = 0
+        self.ch = self.cfg.lcm.channels
+
+    def send(self, mode: int, gait: int = 0, **fields) -> None:
+        self.life += 1
+        self.last = command(mode, gait, self.life, **fields).encode()
+        self.bus.send("command", self.ch["command"], self.last)
+
+    def run(self, ticks: int, jitter_ns: int = 0, heartbeat: bool = True) -> None:
+        """Tick on, re-sending the last command every 50 ticks (the heartbeat)."""
+        for k in range(ticks):
+            if heartbeat and k % 50 == 49:
+                self.bus.send("command", self.ch["command"], self.last)
+            self.rt._tick(self.now)
+            self.now += TICK_NS + (jitter_ns * (k % 3) if jitter_ns else 0)
+
+    def recording(self) -> Recording:
+        return split_recording(self.cfg, self.bus.log)
+
+
+def a_session() -> Session:
+    s = Session()
+    s.run(20, heartbeat=False)
+    s.send(12)                                          # stand
+    s.bus.send("command", s.ch["command"], b"\x00garbage")   # rejected, counted
+    s.run(1000, jitter_ns=37)                           # wake-up jitter, as on a real host
+    s.send(11, 3, vel_des=[0.3, 0.0, 0.2], duration=600)
+    s.run(500)
+    s.rt.request_stop()
+    s.ctl.shutdown()
+    s.run(50, heartbeat=False)
+    return s
+
+
+def test_a_session_replays_to_the_identical_outputs() -> None:
+    s = a_session()
+    rec = s.recording()
+    result = replay(s.cfg, rec)
+    assert result.identical, result.differences[:3]
+    assert result.ticks == s.ctl.tick == 1570
+    assert result.compared["joint_cmd"] == 1570
+    assert result.compared["response"] > 20 and result.compared["status"] > 20
+    assert not result.notes
+    # The recorded session did move the robot and ended in the shutdown damper.
+    assert s.ctl.counters.commands_accepted == 2 and s.ctl.counters.packets_rejected == 1
+    assert s.ctl.counters.timeouts == 0
+    modes = {msgs.robot_control_response_lcmt.decode(d).mode for d in rec.outputs["response"]}
+    assert {12, 11, 7} <= modes
+    assert rec.joint_cmds[-1].flags & msgs.joint_command_t.FLAG_SHUTDOWN
+
+
+def test_tick_times_and_utimes_round_trip_exactly() -> None:
+    rec = a_session().recording()
+    first = rec.joint_cmds[0]
+    assert first.tick_ns == START_NS
+    assert first.utime == (START_NS + EPOCH_NS) // 1000
+
+
+def test_a_changed_input_shows_at_the_tick_that_took_it_in() -> None:
+    s = a_session()
+    rec = s.recording()
+    # The stand command (the first good packet on the command port) becomes a damper command.
+    channel, data = rec.inputs["command"][0]
+    msg = msgs.robot_control_cmd_lcmt.decode(data)
+    assert msg.mode == 12
+    msg.mode = 7
+    rec.inputs["command"][0] = (channel, msg.encode())
+    took = next(jc.tick for jc in rec.joint_cmds if jc.taken_command >= 1)
+    result = replay(s.cfg, rec)
+    assert not result.identical
+    first = result.differences[0]
+    assert first.tick == took == 20
+    assert first.channel in ("response", "status", "joint_cmd")
+
+
+def test_a_different_config_shows_in_the_gains() -> None:
+    rec = a_session().recording()
+    other = load_config()
+    other.gains["recovery"].kp[0] += 1.0     # the same robot with one stand gain changed
+    result = replay(other, rec)
+    first = result.differences[0]
+    assert first.channel == "joint_cmd" and first.field == "kp[0]"
+    assert math.isclose(first.replayed - first.recorded, 1.0, abs_tol=1e-5)
+
+
+def test_a_recording_that_misses_the_start_is_refused() -> None:
+    rec = a_session().recording()
+    rec.joint_cmds = rec.joint_cmds[5:]
+    with pytest.raises(RecordingError, match="starts at tick 5"):
+        replay(load_config(), rec)
+
+
+def test_a_lost_joint_cmd_is_named() -> None:
+    rec = a_session().recording()
+    del rec.joint_cmds[300]
+    with pytest.raises(RecordingError, match="tick 300 is missing"):
+        replay(load_config(), rec)
+
+
+def test_lost_input_packets_stop_the_replay_with_a_note() -> None:
+    s = a_session()
+    rec = s.recording()
+    del rec.inputs["command"][-1]
+    result = replay(s.cfg, rec)
+    assert any("dropped packets" in note for note in result.notes)
+    assert result.ticks < len(rec.joint_cmds)
+    assert result.identical      # everything before the loss still matches
