@@ -138,7 +138,7 @@ install-service: $(MSGS)
 	id -u $(SERVICE_USER) >/dev/null 2>&1 || useradd --system --user-group \
 	    --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin $(SERVICE_USER)
 	[ -x $(PREFIX)/bin/python ] || $(SERVICE_PYTHON) -m venv $(PREFIX)
-	tmp=$$(mktemp -d) && cp -r pyproject.toml setup.py README.md csrc controller $$tmp/ && \
+	tmp=$$(mktemp -d) && cp -r pyproject.toml setup.py README.md MANIFEST.in csrc lcmtypes config gaits controller $$tmp/ && \
 	rm -f $$tmp/controller/_kernel.* && rm -rf $$tmp/controller/.kernel-built && \
 	$(PREFIX)/bin/pip install --disable-pip-version-check -q --upgrade $$tmp; \
 	status=$$?; rm -rf $$tmp; exit $$status

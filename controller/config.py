@@ -397,10 +397,13 @@ def load_config(path: str | Path | None = None) -> Config:
                  "motor_ctrl_state", "joint_cmd", "joint_state", "status", "global_to_robot",
                  "motion_goal", "motion_event"):
         channels[name] = cr.get(name, str)
-    channels["script_request"] = cr.get("script_request", str, "script_request")
+    for name in ("script_request", "tick_trace"):   # motiond's own, added later: optional
+        channels[name] = cr.get(name, str, name)
     namespace = lr.get("namespace", str, "")
-    if namespace and not NAMESPACE_RE.fullmatch(namespace):
-        raise lr.fail("namespace", f"{namespace!r}: use 1-32 letters, digits, '_' or '-'")
+    try:
+        check_namespace(namespace)
+    except ConfigError as exc:
+        raise lr.fail("namespace", str(exc).removeprefix("namespace ")) from None
     lcm_cfg = LcmConfig(
         lan=lr.get("lan", bool, False),
         group=lr.get("group", str),

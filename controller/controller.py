@@ -399,13 +399,6 @@ class Controller:
                             np.array(msg.kd_des), np.array(msg.tau_des),
                             (now_ns - self.motor_rx_ns) / 1e6)
 
-    def trace_inputs(self, taken_command: int, taken_joint: int, sim: bool) -> None:
-        """What the next tick takes in, carried on its joint_cmd for replay:
-        packets taken so far per port, and whether the sim supplied joint_state."""
-        jc = self.joint_cmd
-        jc.taken_command, jc.taken_joint = taken_command, taken_joint
-        jc.flags = (jc.FLAG_SIM if sim else 0) | (jc.FLAG_SHUTDOWN if self.shutting_down else 0)
-
     def shutdown(self) -> None:
         """From now on command the passive damper, whatever arrives (SIGTERM)."""
         self.shutting_down = True
@@ -680,7 +673,6 @@ class Controller:
         jc = self.joint_cmd
         jc.utime = utime
         jc.tick = self.tick
-        jc.tick_ns = now_ns
         jc.position = k.pos.tolist()
         jc.velocity = k.vel.tolist()
         jc.kp = k.kp.tolist()

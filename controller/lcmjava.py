@@ -18,9 +18,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-LCMTYPES_DIR = ROOT / "lcmtypes"
-TYPES_JAR = ROOT / "build" / "lcmtypes" / "motiond-types.jar"
+from controller.resources import BUILD_DIR, LCMTYPES_DIR
+
+TYPES_JAR = BUILD_DIR / "lcmtypes" / "motiond-types.jar"
 JDK_PACKAGE = "default-jdk-headless"   # Debian/Ubuntu: javac, jar and java
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from controller import msgs
 from controller.config import Config
-from controller.recording import RecordingError, events, port_files
+from controller.recording import RecordingError, decode, events, port_files
 
 
 class MissingMatplotlib(RuntimeError):
@@ -32,12 +32,12 @@ def load_series(cfg: Config, base: Path) -> Series:
     for paths in files.values():
         for event in events(paths):
             if event.channel == ch["joint_cmd"]:
-                jc = msgs.joint_command_t.decode(event.data)
+                jc = decode(msgs.joint_command_t, event.data, event.channel)
                 utimes.append(jc.utime)
                 pos.append(jc.position)
                 vel.append(jc.velocity)
             elif event.channel == ch["status"]:
-                s = msgs.controller_status_t.decode(event.data)
+                s = decode(msgs.controller_status_t, event.data, event.channel)
                 status.append((s.utime, s.mode_name))
     if not utimes:
         raise RecordingError(f"{base}: no {ch['joint_cmd']} messages to plot")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import lcm
 
@@ -30,14 +31,20 @@ def logger_argv(tool: Path | str, lcm_cfg: LcmConfig, port: str, base: Path,
                 split_mb: float, keep: int) -> list[str]:
     """The lcm-logger command that records every motiond channel on one port."""
     channels = "|".join(re.escape(c) for c in sorted(set(lcm_cfg.channels.values())))
-    # lcm-logger 1.5 ignores FILE unless --increment/--rotate comes before --split-mb.
-    mode = f"--rotate={keep}" if keep > 0 else "--increment"
+    # lcm-logger 1.5's long --increment takes an argument (it would swallow
+    # the next option), so the short -i.
+    mode = f"--rotate={keep}" if keep > 0 else "-i"
     return [str(tool), "--quiet", f"--lcm-url={lcm_cfg.url(port)}", f"--channel=^({channels})$",
             mode, f"--split-mb={split_mb:g}", str(part_name(base, port))]
 
 
 def part_name(base: Path, port: str) -> Path:
     return base.parent / f"{base.name}.{port}.{SUFFIX}"
+
+
+def existing_parts(base: Path, ports: list[str]) -> list[Path]:
+    """Files of an earlier recording with this base: a new one must not mix with them."""
+    return sorted(p for port in ports for p in base.parent.glob(f"{base.name}.{port}.{SUFFIX}*"))
 
 
 def base_of(path: Path) -> Path:
@@ -58,7 +65,7 @@ def port_files(base: Path, ports: list[str]) -> dict[str, list[Path]]:
     base = base_of(base)
     out: dict[str, list[Path]] = {}
     for port in ports:
-        parts = [p for p in base.parent.glob(f"{base.name}.{port}.{SUFFIX}*") if _PART.match(p.name)]
+        parts = [p for p in existing_parts(base, [port]) if _PART.match(p.name)]
         # Split and rotated parts number differently; the first event orders them.
         out[port] = sorted(parts, key=_first_timestamp)
     if not any(out.values()):
@@ -89,3 +96,12 @@ def _read(path: Path) -> Iterator[Event]:
             yield Event(int(e.timestamp), e.channel, bytes(e.data))
     finally:
         log.close()
+
+
+def decode(kind: Any, data: bytes, channel: str) -> Any:
+    """A recorded message decoded, or a RecordingError naming the channel."""
+    try:
+        return kind.decode(data)
+    except ValueError as exc:
+        raise RecordingError(f"a message on {channel} does not decode as {kind.__name__} ({exc}): "
+                             "recorded by another motiond version, or another publisher") from None

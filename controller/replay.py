@@ -2,16 +2,17 @@
 and compare what it publishes with what the daemon published.
 
 The core is a step function of (tick time, packets taken in) on a fresh
-Controller; every joint_cmd says which those were (lcmtypes/joint_command_t):
-its tick's monotonic time, the packets taken in so far per port, and whether
-the sim supplied joint_state or the daemon was shutting down. The recording
-keeps each port's packets in arrival order (controller/recording.py), so tick
-k took in the packets between tick k-1's counts and its own.
+Controller. After every tick the daemon publishes a tick_trace_t saying what
+the tick took in: its monotonic time, the packets taken so far per port with a
+running CRC over them, whether the sim supplied joint_state, whether it was
+shutting down, and how many steps have failed. The recording keeps each port's
+packets in arrival order (controller/recording.py), so tick k took in the
+packets between tick k-1's counts and its own, and the CRC proves it.
 
 Compared: every message the daemon publishes, field by field, in order per
 channel. controller_status is compared without its loop timing (lateness,
-loop time, overruns): those are measurements of the host, not outputs of the
-core. A recording must start before the daemon's first tick.
+loop time, overruns): those measure the host, not the core. A recording must
+start before the daemon's first tick and be recorded on the daemon's host.
 """
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from typing import Any
 
 from controller import msgs
 from controller.config import Config
-from controller.recording import RecordingError, events, port_files
+from controller.recording import RecordingError, decode, events, port_files
 from controller.runtime import INPUTS
+from controller.transport import packet_crc
 
 # The message type of every channel the daemon publishes (config channel keys).
 OUTPUT_TYPES = {
@@ -40,6 +42,7 @@ OUTPUT_TYPES = {
 # Host measurements the runtime copies into controller_status.
 TIMING_FIELDS = frozenset({"lateness_p50_us", "lateness_p99_us", "lateness_max_us",
                            "loop_p99_us", "tick_overruns"})
+Trace = msgs.tick_trace_t
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,11 @@ class Difference:
 
 @dataclass
 class ReplayResult:
-    ticks: int = 0
+    ticks: int = 0                                            # ticks replayed
     compared: dict[str, int] = field(default_factory=dict)   # messages per channel
     differences: list[Difference] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)           # e.g. a log that stops mid-tick
+    incomplete: str = ""     # why replay stopped before the recording's end
+    notes: list[str] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -71,10 +75,18 @@ class ReplayResult:
 @dataclass
 class Recording:
     """A recording split into what the core took in and what it published."""
-    joint_cmds: list[Any]                                   # decoded, in tick order
-    inputs: dict[str, list[tuple[str, bytes]]]              # per port, in arrival order
-    sim_states: list[bytes]                                  # joint_state the sim published
-    outputs: dict[str, list[bytes]]                          # per channel key, in order
+    traces: list[tuple[int, ...]]                      # _TRACE_FIELDS per tick, in order
+    inputs: dict[str, list[tuple[str, bytes]]]         # per port, in arrival order
+    sim_states: list[bytes]                            # joint_state the sim published
+    outputs: dict[str, list[bytes]]                    # per channel key, in order
+    notes: list[str] = field(default_factory=list)
+
+
+# A trace is kept as a tuple: a long recording holds hundreds of thousands.
+_TRACE_FIELDS = ("tick", "tick_ns", "utime", "taken_command", "taken_joint", "crc_command",
+                 "crc_joint", "failed_ticks", "flags")
+TICK, TICK_NS, UTIME, TAKEN_COMMAND, TAKEN_JOINT, CRC_COMMAND, CRC_JOINT, FAILED, FLAGS = \
+    range(len(_TRACE_FIELDS))
 
 
 def load_recording(cfg: Config, base: Path) -> Recording:
@@ -82,9 +94,9 @@ def load_recording(cfg: Config, base: Path) -> Recording:
     files = port_files(base, list(cfg.lcm.ports))
     recording = split_recording(cfg, {port: ((e.channel, e.data) for e in events(paths))
                                       for port, paths in files.items()})
-    if not recording.joint_cmds:
-        raise RecordingError(f"{base}: no {cfg.lcm.channels['joint_cmd']} messages: not a motiond "
-                             "recording (or another --namespace)")
+    if not recording.traces:
+        raise RecordingError(f"{base}: no {cfg.lcm.channels['tick_trace']} messages: not a "
+                             "recording of this motiond (another --namespace or config?)")
     return recording
 
 
@@ -94,39 +106,33 @@ def split_recording(cfg: Config, ports: dict[str, Iterable[tuple[str, bytes]]]) 
     ch = cfg.lcm.channels
     key_of = {name: key for key, name in ch.items()}
     input_keys = {port: set(names) for port, names in INPUTS}
-    joint_cmds: list[Any] = []
+    traces: list[tuple[int, ...]] = []
     inputs: dict[str, list[tuple[str, bytes]]] = {port: [] for port, _ in INPUTS}
     states: list[bytes] = []
     outputs: dict[str, list[bytes]] = defaultdict(list)
     for port, packets in ports.items():
         for channel, data in packets:
             key = key_of.get(channel)
-            if key == "joint_cmd":
-                joint_cmds.append(msgs.joint_command_t.decode(data))
-            if key in OUTPUT_TYPES:
+            if key == "tick_trace":
+                t = decode(Trace, data, channel)
+                traces.append(tuple(getattr(t, f) for f in _TRACE_FIELDS))
+            elif key in OUTPUT_TYPES:
                 outputs[key].append(data)
             elif key == "joint_state":
                 states.append(data)
             if key in input_keys.get(port, ()):
                 inputs[port].append((channel, data))
-    sim = bool(joint_cmds and joint_cmds[0].flags & msgs.joint_command_t.FLAG_SIM)
-    if sim:
+    rec = Recording(traces, inputs, [], dict(outputs))
+    if traces and traces[0][FLAGS] & Trace.FLAG_SIM:
         # With --sim the daemon does not subscribe to joint_state: the ones in
         # the log are the sim's, one per tick, published before the step.
         inputs["joint"] = [(c, d) for c, d in inputs["joint"] if c != ch["joint_state"]]
-    return Recording(joint_cmds, inputs, states if sim else [], dict(outputs))
-
-
-def _check_start(rec: Recording) -> None:
-    first = rec.joint_cmds[0]
-    if first.tick != 0:
-        raise RecordingError(
-            f"the recording starts at tick {first.tick}: replay needs the daemon's whole run, "
-            "so start `motionctl record` before motiond")
-    for k, jc in enumerate(rec.joint_cmds):
-        if jc.tick != k:
-            raise RecordingError(f"joint_cmd of tick {k} is missing from the recording "
-                                 f"(next is tick {jc.tick}): the logger dropped packets")
+        rec.sim_states = states
+    restart = next((i for i in range(1, len(traces)) if traces[i][TICK] < traces[i - 1][TICK]), None)
+    if restart is not None:
+        rec.notes.append(f"the daemon restarted after {restart} ticks; only its first run is replayed")
+        del traces[restart:]
+    return rec
 
 
 def replay(cfg: Config, rec: Recording) -> ReplayResult:
@@ -135,68 +141,106 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
         Controller,  # the compiled kernel: only when replaying
     )
 
-    _check_start(rec)
-    first = rec.joint_cmds[0]
-    epoch_offset_ns = first.utime * 1000 - first.tick_ns // 1000 * 1000
-    ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns)
+    traces = rec.traces
+    if not traces or traces[0][TICK] != 0 or traces[0][FAILED] != 0:
+        raise RecordingError(
+            f"the recording starts at tick {traces[0][TICK] if traces else '?'}: replay needs the "
+            "daemon's whole run, so start `motionctl record` before motiond")
+    first = traces[0]
+    ctl = Controller(cfg, epoch_offset_ns=first[UTIME] * 1000 - first[TICK_NS] // 1000 * 1000)
     joint_state = cfg.lcm.channels["joint_state"]
-    replayed: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
     key_of = {name: key for key, name in cfg.lcm.channels.items()}
-    taken = {port: 0 for port, _ in INPUTS}
-    result = ReplayResult()
-    for k, jc in enumerate(rec.joint_cmds):
+    taken = {"command": 0, "joint": 0}
+    crc = {"command": 0, "joint": 0}
+    counts = {key: 0 for key in OUTPUT_TYPES}
+    result = ReplayResult(notes=list(rec.notes))
+    failed = 0
+    for k, t in enumerate(traces):
+        if t[TICK] != ctl.tick:
+            return _stop(result, rec, counts, f"tick {ctl.tick}'s trace is missing from the recording "
+                         f"(next is tick {t[TICK]}): the logger lost packets")
         inbox: list[tuple[str, bytes]] = []
-        for port, count in (("command", jc.taken_command), ("joint", jc.taken_joint)):
-            if count > len(rec.inputs[port]):
-                result.notes.append(f"tick {k}: the daemon had taken {count} packets on the "
-                                    f"{port} port, the recording holds {len(rec.inputs[port])}: "
-                                    "the logger dropped packets; replay stops here")
-                return _compare(rec, replayed, result)
-            inbox += rec.inputs[port][taken[port]:count]
+        for port, count, want in (("command", t[TAKEN_COMMAND], t[CRC_COMMAND]),
+                                  ("joint", t[TAKEN_JOINT], t[CRC_JOINT])):
+            packets = rec.inputs[port][taken[port]:count]
+            for channel, data in packets:
+                crc[port] = packet_crc(crc[port], channel, data)
+            if count > len(rec.inputs[port]) or _u32(want) != crc[port]:
+                return _stop(result, rec, counts,
+                             f"tick {t[TICK]}: the recording's {port}-port packets are not the ones "
+                             "the daemon took in (the logger or the daemon lost packets)")
+            inbox += packets
             taken[port] = count
-        if jc.flags & msgs.joint_command_t.FLAG_SIM:
+        if t[FLAGS] & Trace.FLAG_SIM:
             if k >= len(rec.sim_states):
-                result.notes.append(f"tick {k}: the sim's joint_state is missing; replay stops here")
-                return _compare(rec, replayed, result)
+                return _stop(result, rec, counts, f"tick {t[TICK]}: the sim's joint_state is missing")
             inbox.append((joint_state, rec.sim_states[k]))
-        if jc.flags & msgs.joint_command_t.FLAG_SHUTDOWN and not ctl.shutting_down:
+        if t[FLAGS] & Trace.FLAG_SHUTDOWN and not ctl.shutting_down:
             ctl.shutdown()
-        ctl.trace_inputs(jc.taken_command, jc.taken_joint,
-                         bool(jc.flags & msgs.joint_command_t.FLAG_SIM))
-        out = ctl.step(jc.tick_ns, inbox)
+        daemon_failed = t[FAILED] > failed
+        failed = t[FAILED]
+        try:
+            out = ctl.step(t[TICK_NS], inbox)
+        except Exception as exc:  # noqa: BLE001 - reported, as the daemon logged it
+            if not daemon_failed:
+                result.differences.append(Difference(t[TICK], "(step)", 0, "exception", "none",
+                                                     repr(exc)))
+                return _stop(result, rec, counts, "")
+            result.notes.append(f"tick {t[TICK]}: the step raised, in the daemon and here: {exc!r}")
+            result.ticks += 1
+            continue
+        if daemon_failed:
+            result.differences.append(Difference(t[TICK], "(step)", 0, "exception",
+                                                 "raised (internal_error)", "none"))
+            return _stop(result, rec, counts, "")
         for _, channel, data in out.messages:
-            replayed[key_of[channel]].append((k, data))
+            key = key_of[channel]
+            _compare_one(result, rec, counts, key, t[TICK], data)
         result.ticks += 1
-    return _compare(rec, replayed, result)
+        if result.differences:
+            return _stop(result, rec, counts, "")
+    return _finish(result, rec, counts)
 
 
-def _compare(rec: Recording, replayed: dict[str, list[tuple[int, bytes]]],
-             result: ReplayResult) -> ReplayResult:
-    last_tick = result.ticks - 1
-    for key, kind in OUTPUT_TYPES.items():
-        mine = replayed.get(key, [])
-        theirs = rec.outputs.get(key, [])
-        n = min(len(mine), len(theirs))
-        result.compared[key] = n
-        for i in range(n):
-            diff = _first_field_difference(kind.decode(theirs[i]), kind.decode(mine[i][1]),
-                                           TIMING_FIELDS if key == "status" else frozenset())
-            if diff is not None:
-                result.differences.append(Difference(mine[i][0], key, i, *diff))
-                break
-        if len(mine) > n:
-            extra_tick = mine[n][0]
-            if extra_tick < last_tick:   # not just the logger stopping within the last tick
-                result.differences.append(Difference(extra_tick, key, n, "(message)", "absent",
-                                                     "published"))
-            else:
-                result.notes.append(f"{key}: the recording stops before the last tick's message")
-        elif len(theirs) > n and result.ticks == len(rec.joint_cmds):
-            # (A replay stopped early leaves recorded messages of later ticks unmatched.)
-            result.differences.append(Difference(last_tick, key, n, "(message)",
-                                                 f"{len(theirs) - n} more", "absent"))
-    result.differences.sort(key=lambda d: (d.tick, d.channel))
+def _compare_one(result: ReplayResult, rec: Recording, counts: dict[str, int], key: str,
+                 tick: int, data: bytes) -> None:
+    i = counts[key]
+    counts[key] = i + 1
+    recorded = rec.outputs.get(key, [])
+    if i >= len(recorded):
+        if tick < rec.traces[-1][TICK]:    # not just the logger stopping within the last tick
+            result.differences.append(Difference(tick, key, i, "(message)", "absent", "published"))
+        else:
+            result.notes.append(f"{key}: the recording stops before the last tick's message")
+        return
+    if recorded[i] == data:
+        return
+    kind = OUTPUT_TYPES[key]
+    diff = _first_field_difference(decode(kind, recorded[i], key), kind.decode(data),
+                                   TIMING_FIELDS if key == "status" else frozenset())
+    if diff is not None:
+        result.differences.append(Difference(tick, key, i, *diff))
+
+
+def _stop(result: ReplayResult, rec: Recording, counts: dict[str, int], why: str) -> ReplayResult:
+    result.incomplete = why
+    result.compared = {key: min(n, len(rec.outputs.get(key, []))) for key, n in counts.items()}
     return result
+
+
+def _finish(result: ReplayResult, rec: Recording, counts: dict[str, int]) -> ReplayResult:
+    result.compared = {key: min(n, len(rec.outputs.get(key, []))) for key, n in counts.items()}
+    if not rec.notes:   # after a restart the later run's messages are not compared
+        for key, n in counts.items():
+            more = len(rec.outputs.get(key, [])) - n
+            if more > 0:
+                result.differences.append(Difference(rec.traces[-1][TICK], key, n, "(message)",
+                                                     f"{more} more", "absent"))
+    return result
+
+
+def _u32(x: int) -> int:
+    return x & 0xFFFFFFFF
 
 
 def _first_field_difference(recorded: Any, replayed: Any,
@@ -204,8 +248,7 @@ def _first_field_difference(recorded: Any, replayed: Any,
     for name in recorded.__slots__:
         if name in skip:
             continue
-        a, b = getattr(recorded, name), getattr(replayed, name)
-        for path, x, y in _leaves(name, a, b):
+        for path, x, y in _leaves(name, getattr(recorded, name), getattr(replayed, name)):
             if not _same(x, y):
                 return path, x, y
     return None

@@ -1,4 +1,5 @@
-"""Where the shipped data is: robot configs (config/) and gaits (gaits/).
+"""Where the shipped data is: robot configs (config/), gaits (gaits/) and the
+LCM type definitions (lcmtypes/, for lcm-spy's jar).
 
 In a checkout they are the top-level config/ and gaits/ beside controller/.
 An installed wheel carries both as package data in controller/data/config
@@ -10,6 +11,7 @@ Pure: looks at the file system once, at import.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -27,3 +29,7 @@ def _data_root() -> Path:
 DATA_ROOT = _data_root()
 CONFIG_DIR = DATA_ROOT / "config"
 GAITS_DIR = DATA_ROOT / "gaits"
+LCMTYPES_DIR = DATA_ROOT / "lcmtypes"
+# Built files (the lcm-spy types jar): the checkout's build/, else a user cache.
+BUILD_DIR = _CHECKOUT / "build" if DATA_ROOT == _CHECKOUT else \
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "motiond"

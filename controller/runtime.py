@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from controller import msgs
 from controller._kernel import lib
 from controller.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
@@ -47,6 +48,7 @@ class Runtime:
         self.overrun_log = RateLimit()
         self.error_log = RateLimit()
         self.internal_errors = 0
+        self.trace = msgs.tick_trace_t()
         self.log = get_logger("motiond.runtime")
         # systemd (controller/sdnotify.py): READY after the first good step,
         # WATCHDOG from this loop only, so a stalled loop stops pinging.
@@ -86,8 +88,7 @@ class Runtime:
             self.bus.publish("joint", ch["joint_state"], state)
         if self.ctl.tick % self.ctl.status_every == 0:
             self._update_timing()
-        taken = self.bus.taken
-        self.ctl.trace_inputs(taken["command"], taken["joint"], self.sim is not None)
+        tick = self.ctl.tick
         try:
             out = self.ctl.step(now_ns, inbox, self.timing)
         except Exception:
@@ -96,13 +97,26 @@ class Runtime:
             self.internal_errors += 1
             if self.error_log.allow("internal_error", now_ns) is not None:
                 self.log.exception("internal_error", count=self.internal_errors)
+            self._publish_trace(tick, now_ns, utime)
             return
         self.stepped = True
         for port, channel, data in out.messages:
             self.bus.publish(port, channel, data)
+        self._publish_trace(tick, now_ns, utime)
         if self.sim is not None:
             k = self.ctl.kernel
             self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+
+    def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
+        """What this tick took in (tick_trace_t), for motionctl replay."""
+        t = self.trace
+        t.tick, t.tick_ns, t.utime = tick, now_ns, utime
+        t.taken_command, t.taken_joint = self.bus.taken["command"], self.bus.taken["joint"]
+        t.crc_command, t.crc_joint = _i32(self.bus.crc["command"]), _i32(self.bus.crc["joint"])
+        t.failed_ticks = _i32(self.internal_errors)
+        t.flags = (t.FLAG_SIM if self.sim is not None else 0) | \
+            (t.FLAG_SHUTDOWN if self.ctl.shutting_down else 0)
+        self.bus.publish("joint", self.cfg.lcm.channels["tick_trace"], t.encode())
 
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""
@@ -174,6 +188,11 @@ class Runtime:
 
 _SCHED_NAMES = {os.SCHED_OTHER: "other", os.SCHED_FIFO: "fifo", os.SCHED_RR: "rr",
                 os.SCHED_BATCH: "batch", os.SCHED_IDLE: "idle"}
+
+
+def _i32(x: int) -> int:
+    """An unsigned 32-bit value as the int32 the wire type holds."""
+    return x - (1 << 32) if x >= 1 << 31 else x
 
 
 def _quantile(sorted_values: np.ndarray, q: float) -> float:

@@ -6,6 +6,8 @@ replayed byte for byte. This module only moves bytes.
 """
 from __future__ import annotations
 
+import zlib
+
 import lcm
 
 from controller.config import LcmConfig
@@ -13,6 +15,12 @@ from controller.config import LcmConfig
 # Deep enough that a flood of one packet per 100 us (5 ticks' worth at 10 kHz)
 # never overflows between two drains.
 QUEUE_CAPACITY = 4096
+
+
+def packet_crc(crc: int, channel: str, data: bytes) -> int:
+    """A running CRC-32 over packets (channel name and bytes): the daemon's
+    trace and a replay compute it alike to prove they took in the same packets."""
+    return zlib.crc32(data, zlib.crc32(channel.encode(), crc))
 
 
 class Bus:
@@ -26,6 +34,7 @@ class Bus:
         # the order of arrival on each port (which a recorder on that port sees
         # too), this says exactly which packets each tick took in (replay).
         self.taken: dict[str, int] = {}
+        self.crc: dict[str, int] = {}      # running packet_crc of what was taken in, per port
 
     def _instance(self, port_name: str) -> lcm.LCM:
         inst = self._lcm.get(port_name)
@@ -39,6 +48,7 @@ class Bus:
         sub = self._instance(port_name).subscribe(channel, self._on_message)
         sub.set_queue_capacity(QUEUE_CAPACITY)
         self.taken.setdefault(port_name, 0)
+        self.crc.setdefault(port_name, 0)
 
     def _on_message(self, channel: str, data: bytes) -> None:
         self._inbox.append((channel, data))
@@ -51,6 +61,10 @@ class Bus:
             before = len(self._inbox)
             while inst.handle_timeout(0) > 0:
                 pass
+            crc = self.crc[port_name]
+            for i in range(before, len(self._inbox)):
+                crc = packet_crc(crc, *self._inbox[i])
+            self.crc[port_name] = crc
             self.taken[port_name] += len(self._inbox) - before
         out, self._inbox = self._inbox, []
         return out

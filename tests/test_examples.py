@@ -22,7 +22,7 @@ import lcm
 import pytest
 
 from controller import msgs
-from controller.config import load_config
+from controller.config import load_config, with_namespace
 
 pytestmark = pytest.mark.udpm
 
@@ -51,9 +51,9 @@ def client(request, tmp_path_factory) -> Path:
 class StatusWatch:
     """Collects motiond's controller_status in a thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace: str = "") -> None:
         self.lcm = lcm.LCM(CFG.lcm.url("joint"))
-        self.lcm.subscribe(CFG.lcm.channels["status"], self._on_status)
+        self.lcm.subscribe(with_namespace(CFG, namespace).lcm.channels["status"], self._on_status)
         self.status: list[msgs.controller_status_t] = []
         self.lock = threading.Lock()
         self.running = True
@@ -88,11 +88,22 @@ class StatusWatch:
 
 @pytest.fixture
 def daemon(tmp_path):
+    yield from _daemon(tmp_path, "")
+
+
+@pytest.fixture
+def dog1(tmp_path):
+    """A daemon started with --namespace dog1."""
+    yield from _daemon(tmp_path, "dog1")
+
+
+def _daemon(tmp_path: Path, namespace: str):
     log_path = tmp_path / "motiond.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
-                                 "--log-level", "info"], cwd=ROOT, stderr=log, stdout=log)
-        watch = StatusWatch()
+                                 "--log-level", "info", "--namespace", namespace],
+                                cwd=ROOT, stderr=log, stdout=log)
+        watch = StatusWatch(namespace)
         try:
             first = watch.wait_for(lambda s: True, 15)
             assert first is not None, log_path.read_text()
@@ -132,6 +143,14 @@ def test_client_stands_the_robot(client, daemon):
     assert stood.last_life_count == life_count
     assert stood.commands_accepted == 1
     print(f"{client.parent.name}: stood in {elapsed:.2f} s (client run time)")
+
+
+def test_client_stands_a_namespaced_robot_with_the_prefix(client, dog1):
+    """motiond --namespace dog1 takes commands on dog1/robot_control_cmd only."""
+    proc = run_client(client, "--prefix", "dog1/", "--timeout", "10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stood = dog1.wait_for(lambda s: s.mode == 12 and s.progress >= 95, 0.4)
+    assert stood is not None and stood.commands_accepted == 1
 
 
 def test_client_times_out_without_an_answer(client, daemon):

@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 NAME, VERSION = PYPROJECT["name"], PYPROJECT["version"]
 WHEELHOUSE = Path(os.environ.get("MOTIOND_WHEELHOUSE") or Path(sys.prefix) / "wheelhouse")
-DATA_DIRS = ("config", "gaits")       # installed as controller/data/<dir>
-SOURCE_DIRS = ("csrc", "lcmtypes", *DATA_DIRS)
+DATA_DIRS = ("config", "gaits", "lcmtypes")   # installed as controller/data/<dir>
+SOURCE_DIRS = ("csrc", *DATA_DIRS)
 TIMEOUT_S = 180
 # Build products and tool state in a checkout (see .gitignore); the generated
 # bindings too, so that setup.py has to make them.
@@ -221,6 +221,13 @@ def test_installed_commands_find_the_installed_data(installed: Installed) -> Non
     verdicts = ok([installed.bin / "motionctl", "validate", data / "config" / "scripts"],
                   installed.cwd).stdout
     assert verdicts.splitlines()[-1] == f"{len(list((data / 'config' / 'scripts').rglob('*.yaml')))} files, 0 failed"
+
+    # lcm-spy's jar is built from the installed type files into a user cache.
+    probe = "from controller import lcmjava; print(lcmjava.LCMTYPES_DIR); print(lcmjava.TYPES_JAR)"
+    types_dir, jar = ok([installed.bin / "python", "-c", probe], installed.cwd).stdout.split()
+    assert Path(types_dir) == data / "lcmtypes" and len(list(Path(types_dir).glob("*.lcm"))) == \
+        len(list((ROOT / "lcmtypes").glob("*.lcm")))
+    assert not Path(jar).is_relative_to(installed.venv) and Path(jar).name == "motiond-types.jar"
 
 
 @pytest.mark.udpm

@@ -27,7 +27,7 @@ CFG = load_config()
 
 def motionctl(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 class StatusWatch:
@@ -73,7 +73,7 @@ def stop(proc: subprocess.Popen) -> int:
 def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path) -> None:
     base = tmp_path / "dog1"
     recorder = subprocess.Popen([sys.executable, "-m", "controller.cli.motionctl", "--namespace",
-                                 "dog1", "record", "-o", str(base), "--split-mb", "1"],
+                                 "dog1", "record", "-o", str(base), "--split-mb", "0.2"],
                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(0.5)                                    # the loggers listen before the daemon starts
     watch = StatusWatch(["dog1", "dog2"])
@@ -102,8 +102,10 @@ def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path)
     assert codes == {"dog1": 0, "dog2": 0}
     assert recorder.returncode == 0, out
 
-    # The recording holds dog1's channels only.
+    # The recording holds dog1's channels only, the joint port's in several parts.
     files = port_files(base, list(CFG.lcm.ports))
+    assert len(files["joint"]) >= 3 and files["joint"][1].name == "dog1.joint.lcmlog.01"
+    assert all(p.stat().st_size < 0.3e6 for p in files["joint"])
     channels = {e.channel for paths in files.values() for e in events(paths)}
     assert "dog1/joint_cmd" in channels and "dog1/robot_control_cmd" in channels
     assert all(c.startswith("dog1/") for c in channels), channels
@@ -114,9 +116,13 @@ def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path)
     ticks = int(replayed.stdout.split()[1])
     assert ticks > 1500                                 # stand + 2 s of trot at 500 Hz
 
+    # A second recording never mixes into the first.
+    again = motionctl("record", "-o", str(base), "--duration", "0.1")
+    assert again.returncode == 1 and "exists" in again.stderr, again.stderr
+
     # Replayed as the wrong robot (another namespace), nothing matches.
     wrong = motionctl("--namespace", "dog2", "replay", str(base))
-    assert wrong.returncode == 1 and "no dog2/joint_cmd" in wrong.stderr, wrong.stderr
+    assert wrong.returncode == 1 and "no dog2/tick_trace" in wrong.stderr, wrong.stderr
 
     png = tmp_path / "dog1.png"
     plotted = motionctl("--namespace", "dog1", "plot", str(base), "-o", str(png),

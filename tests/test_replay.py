@@ -12,11 +12,22 @@ from controller import msgs
 from controller.config import load_config
 from controller.controller import Controller
 from controller.recording import RecordingError
-from controller.replay import Recording, replay, split_recording
+from controller.replay import (
+    CRC_COMMAND,
+    FLAGS,
+    TAKEN_COMMAND,
+    TICK,
+    TICK_NS,
+    UTIME,
+    Recording,
+    replay,
+    split_recording,
+)
 from controller.runtime import Runtime
 from controller.sim import SimRobot
+from controller.transport import packet_crc
 
-TICK_NS = 2_000_000
+PERIOD_NS = 2_000_000
 START_NS = 7_123_456_789        # not a whole microsecond: utime must still round-trip
 EPOCH_NS = 1_700_000_000_000_000_000
 
@@ -28,12 +39,14 @@ class LoggedBus:
 
     def __init__(self) -> None:
         self.taken: dict[str, int] = {}
+        self.crc: dict[str, int] = {}
         self.arrived: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         self.log: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         self.subscribed: set[str] = set()
 
     def subscribe(self, port: str, channel: str) -> None:
         self.taken.setdefault(port, 0)
+        self.crc.setdefault(port, 0)
         self.subscribed.add(channel)
 
     def send(self, port: str, channel: str, data: bytes) -> None:
@@ -46,6 +59,8 @@ class LoggedBus:
         for port in self.taken:
             packets = self.arrived.pop(port, [])
             self.taken[port] += len(packets)
+            for channel, data in packets:
+                self.crc[port] = packet_crc(self.crc[port], channel, data)
             inbox += packets
         return inbox
 
@@ -74,7 +89,7 @@ class Session:
             if heartbeat and k % 50 == 49:
                 self.bus.send("command", self.ch["command"], self.last)
             self.rt._tick(self.now)
-            self.now += TICK_NS + (jitter_ns * (k % 3) if jitter_ns else 0)
+            self.now += PERIOD_NS + (jitter_ns * (k % 3) if jitter_ns else 0)
 
     def recording(self) -> Recording:
         return split_recording(self.cfg, self.bus.log)
@@ -102,20 +117,20 @@ def test_a_session_replays_to_the_identical_outputs() -> None:
     assert result.ticks == s.ctl.tick == 1570
     assert result.compared["joint_cmd"] == 1570
     assert result.compared["response"] > 20 and result.compared["status"] > 20
-    assert not result.notes
+    assert not result.notes and not result.incomplete
     # The recorded session did move the robot and ended in the shutdown damper.
     assert s.ctl.counters.commands_accepted == 2 and s.ctl.counters.packets_rejected == 1
     assert s.ctl.counters.timeouts == 0
     modes = {msgs.robot_control_response_lcmt.decode(d).mode for d in rec.outputs["response"]}
     assert {12, 11, 7} <= modes
-    assert rec.joint_cmds[-1].flags & msgs.joint_command_t.FLAG_SHUTDOWN
+    assert rec.traces[-1][FLAGS] & msgs.tick_trace_t.FLAG_SHUTDOWN
 
 
 def test_tick_times_and_utimes_round_trip_exactly() -> None:
     rec = a_session().recording()
-    first = rec.joint_cmds[0]
-    assert first.tick_ns == START_NS
-    assert first.utime == (START_NS + EPOCH_NS) // 1000
+    first = rec.traces[0]
+    assert first[TICK_NS] == START_NS
+    assert first[UTIME] == (START_NS + EPOCH_NS) // 1000
 
 
 def test_a_changed_input_shows_at_the_tick_that_took_it_in() -> None:
@@ -127,7 +142,8 @@ def test_a_changed_input_shows_at_the_tick_that_took_it_in() -> None:
     assert msg.mode == 12
     msg.mode = 7
     rec.inputs["command"][0] = (channel, msg.encode())
-    took = next(jc.tick for jc in rec.joint_cmds if jc.taken_command >= 1)
+    took = next(t[TICK] for t in rec.traces if t[TAKEN_COMMAND] >= 1)
+    reseal(rec)                  # the edit must not look like a lost packet
     result = replay(s.cfg, rec)
     assert not result.identical
     first = result.differences[0]
@@ -145,25 +161,72 @@ def test_a_different_config_shows_in_the_gains() -> None:
     assert math.isclose(first.replayed - first.recorded, 1.0, abs_tol=1e-5)
 
 
+def reseal(rec: Recording) -> None:
+    """Recompute the traces' command-port CRCs over the (edited) recorded packets."""
+    running = [0]
+    for channel, data in rec.inputs["command"]:
+        running.append(packet_crc(running[-1], channel, data))
+    as_i32 = [c - (1 << 32) if c >= 1 << 31 else c for c in running]   # the wire's int32
+    rec.traces = [t[:CRC_COMMAND] + (as_i32[t[TAKEN_COMMAND]],) + t[CRC_COMMAND + 1:]
+                  for t in rec.traces]
+
+
 def test_a_recording_that_misses_the_start_is_refused() -> None:
     rec = a_session().recording()
-    rec.joint_cmds = rec.joint_cmds[5:]
+    rec.traces = rec.traces[5:]
     with pytest.raises(RecordingError, match="starts at tick 5"):
         replay(load_config(), rec)
 
 
-def test_a_lost_joint_cmd_is_named() -> None:
-    rec = a_session().recording()
-    del rec.joint_cmds[300]
-    with pytest.raises(RecordingError, match="tick 300 is missing"):
-        replay(load_config(), rec)
-
-
-def test_lost_input_packets_stop_the_replay_with_a_note() -> None:
+def test_a_lost_trace_stops_the_replay_there() -> None:
     s = a_session()
     rec = s.recording()
-    del rec.inputs["command"][-1]
+    del rec.traces[300]
     result = replay(s.cfg, rec)
-    assert any("dropped packets" in note for note in result.notes)
-    assert result.ticks < len(rec.joint_cmds)
-    assert result.identical      # everything before the loss still matches
+    assert result.identical and result.ticks == 300
+    assert "tick 300's trace is missing" in result.incomplete
+
+
+def test_a_lost_input_packet_is_caught_at_the_tick_that_took_it_in() -> None:
+    s = a_session()
+    rec = s.recording()
+    lost = 1                               # the garbage packet (heartbeats all look alike)
+    del rec.inputs["command"][lost]
+    took = next(t[TICK] for t in rec.traces if t[TAKEN_COMMAND] > lost)
+    result = replay(s.cfg, rec)
+    assert result.identical and result.ticks == took
+    assert "not the ones the daemon took in" in result.incomplete
+
+
+def test_a_restarted_daemon_replays_its_first_run() -> None:
+    first, second = a_session(), a_session()
+    logs = {port: first.bus.log[port] + second.bus.log[port] for port in first.bus.log}
+    rec = split_recording(first.cfg, logs)
+    assert len(rec.traces) == 1570 and "restarted after 1570 ticks" in rec.notes[0]
+    result = replay(first.cfg, rec)
+    assert result.identical and not result.incomplete and result.ticks == 1570
+
+
+def _raise_at(tick: int):
+    original = Controller._script_tick
+
+    def failing(self, *args):
+        if self.tick == tick and not getattr(self, "raised", False):
+            self.raised = True             # once per controller, as a deterministic bug would
+            raise RuntimeError("injected bug")
+        return original(self, *args)
+    return failing
+
+
+def test_a_step_that_raised_in_the_daemon_replays_when_it_raises_again(monkeypatch) -> None:
+    monkeypatch.setattr(Controller, "_script_tick", _raise_at(400))
+    s = a_session()
+    assert s.rt.internal_errors == 1
+    rec = s.recording()
+    result = replay(s.cfg, rec)
+    assert result.identical and not result.incomplete and result.ticks == len(rec.traces)
+    assert any("tick 400: the step raised" in n for n in result.notes)
+
+    monkeypatch.undo()                     # the bug fixed: replay no longer matches the daemon
+    result = replay(s.cfg, rec)
+    assert result.differences[0].tick == 400 and result.differences[0].field == "exception"

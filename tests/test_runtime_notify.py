@@ -30,9 +30,11 @@ INTERVAL_NS = WATCHDOG_USEC * 1000 // 2
 class StubBus:
     def __init__(self) -> None:
         self.taken: dict[str, int] = {}
+        self.crc: dict[str, int] = {}
 
     def subscribe(self, port: str, channel: str) -> None:
         self.taken.setdefault(port, 0)
+        self.crc.setdefault(port, 0)
 
     def drain(self) -> list[tuple[str, bytes]]:
         return []

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import Config
-from controller.recording import RecordingError, base_of, logger_argv, part_name
+from controller.recording import (
+    RecordingError,
+    base_of,
+    existing_parts,
+    logger_argv,
+    part_name,
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT, EXIT_INTERRUPTED = 0, 1, 5, 130
 STOP_WAIT_S = 5.0        # for a logger to flush and exit after SIGINT
@@ -21,7 +27,9 @@ Record every motiond channel (the config's channels, with --namespace) with
 lcm-logger: one logger per LCM port, each writing BASE.<port>.lcmlog.NN, a new
 part every --split-mb MB. Runs until Ctrl-C, SIGTERM or --duration.
 Start it before motiond if you want to replay the session: replay re-runs the
-daemon from its first tick."""
+daemon from its first tick, and record on the daemon's host: only there do the
+logger and the daemon see each port's packets in the same order.
+An existing recording with the same BASE is never appended to."""
 
 REPLAY_HELP = """\
 Re-run the controller core on a recording's inputs (commands, joint_state,
@@ -29,6 +37,9 @@ tick times, in the order the daemon took them in) and compare every message it
 publishes with the recorded one, field by field (controller_status without its
 loop timing). Prints 'identical' or the first differing tick, channel and field.
 Use the same --config (and --namespace) as the recorded daemon.
+
+A recording made on another host, or one the logger lost packets from, is
+refused as incomplete at the first tick whose inputs it cannot prove.
 
 exit codes: 0 identical, 1 unreadable or incomplete recording, 5 different"""
 
@@ -46,7 +57,8 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
     rec.add_argument("--split-mb", type=float, default=256.0, metavar="MB",
                      help="start a new part once a file exceeds MB (default %(default)g)")
     rec.add_argument("--keep", type=int, default=0, metavar="N",
-                     help="rotate: keep only the newest N parts per port, newest as .0 "
+                     help="rotate: keep only the newest N parts per port, newest as .0; "
+                          "a rotated recording loses its start and cannot be replayed "
                           "(default 0: keep every part, numbered .00, .01, ...)")
     rec.add_argument("--duration", type=float, default=None, metavar="S",
                      help="stop after S seconds (default: until Ctrl-C)")
@@ -78,6 +90,11 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
         print(f"motionctl: record: {exc}", file=sys.stderr)
         return EXIT_ERROR
     base = args.output or Path(time.strftime("motiond-%Y%m%d-%H%M%S"))
+    earlier = existing_parts(base, list(cfg.lcm.ports))
+    if earlier:
+        print(f"motionctl: record: {earlier[0]} exists: choose another -o, or remove the earlier "
+              "recording (two sessions in one recording cannot be replayed)", file=sys.stderr)
+        return EXIT_ERROR
     base.parent.mkdir(parents=True, exist_ok=True)
     loggers = {port: subprocess.Popen(logger_argv(tool, cfg.lcm, port, base, args.split_mb, args.keep),
                                       stderr=subprocess.PIPE, text=True)
@@ -127,13 +144,15 @@ def run_replay(args: argparse.Namespace, cfg: Config) -> int:
     for note in result.notes:
         print(f"note: {note}")
     counts = ", ".join(f"{k} {n}" for k, n in result.compared.items() if n)
-    if result.identical:
-        print(f"identical: {result.ticks} ticks; messages compared: {counts}")
-        return EXIT_OK
-    print(f"different: first at {result.differences[0]}")
-    for diff in result.differences[1:]:
-        print(f"  also {diff}")
-    return EXIT_DIFFERENT
+    if not result.identical:
+        print(f"different: first at {result.differences[0]}")
+        return EXIT_DIFFERENT
+    if result.incomplete:
+        print(f"incomplete: identical for {result.ticks} ticks, then {result.incomplete}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    print(f"identical: {result.ticks} ticks; messages compared: {counts}")
+    return EXIT_OK
 
 
 def run_plot(args: argparse.Namespace, cfg: Config) -> int:

@@ -33,7 +33,7 @@ With the shipped config:
                   motion_goal, motion_event, script_request
   response  7670  robot_control_response
   joint     7667  joint_cmd, joint_state, motor_ctrl, motor_ctrl_state,
-                  controller_status, global_to_robot
+                  controller_status, global_to_robot, tick_trace
 --port picks some of them. Closing a window leaves the others open; Ctrl-C
 closes them all.
 
