@@ -4,6 +4,7 @@
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
     motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
+    (and script, validate, check-config, spy, record, replay, plot: see --help)
 
 `send` and `play` speak only the public CyberDog 2 protocol (SPEC §1-§3), so
 they also drive a real CyberDog; `watch` reads motiond's controller_status,
@@ -973,6 +974,7 @@ EXIT_CODES_HELP = """exit codes:
   3    timeout (send --wait, play, a move's GOAL_DONE TIMEOUT), no answer to a goal,
        or no controller_status (watch --once)
   4    goal pre-empted (newer move, robot_control_cmd) or cancelled (goal stop)
+  5    replay: the re-run controller published something different
   130  interrupted (Ctrl-C or SIGTERM) during send --wait, play or a goal move
   141  standard output closed by its reader (e.g. `motionctl watch | head`)"""
 
