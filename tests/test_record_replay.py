@@ -36,6 +36,7 @@ class StatusWatch:
     def __init__(self, namespaces: list[str]) -> None:
         self.lcm = lcm.LCM(CFG.lcm.url("joint"))
         self.latest: dict[str, msgs.controller_status_t] = {}
+        self.modes: dict[str, set[int]] = {ns: set() for ns in namespaces}   # every mode seen
         self.foreign: list[str] = []
         for ns in namespaces:
             self.lcm.subscribe(with_namespace(CFG, ns).lcm.channels["status"],
@@ -48,7 +49,8 @@ class StatusWatch:
         self.thread.start()
 
     def _on_status(self, ns: str, data: bytes) -> None:
-        self.latest[ns] = msgs.controller_status_t.decode(data)
+        self.latest[ns] = status = msgs.controller_status_t.decode(data)
+        self.modes[ns].add(status.mode)
 
     def _spin(self) -> None:
         while self.running:
@@ -83,16 +85,18 @@ def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path)
         while len(watch.latest) < 2:
             assert time.monotonic() < deadline, "both daemons should publish controller_status"
             time.sleep(0.05)
-        stood = motionctl("--namespace", "dog1", "send", "--mode", "12", "--wait", "--timeout", "10")
-        assert stood.returncode == 0, stood.stdout + stood.stderr
-        trot = motionctl("--namespace", "dog1", "send", "--mode", "11", "--gait", "3", "--vel",
-                         "0.3", "0", "0.2", "--duration", "1000", "--wait", "--timeout", "10")
-        assert trot.returncode == 0, trot.stdout + trot.stderr
+        # One client run keeps the heartbeat going from the stand into the trot.
+        sequence = tmp_path / "stand_trot.toml"
+        sequence.write_text("[[step]]\nmode = 12\nduration = 0\n\n"
+                            "[[step]]\nmode = 11\ngait_id = 3\nvel_des = [0.3, 0.0, 0.2]\n"
+                            "duration = 1000\n")
+        played = motionctl("--namespace", "dog1", "play", str(sequence), "--timeout", "10")
+        assert played.returncode == 0, played.stdout + played.stderr
         time.sleep(0.2)
-        # No cross-talk: dog2 never took a command and is still OFF; nothing un-namespaced flew.
-        dog1, dog2 = watch.latest["dog1"], watch.latest["dog2"]
-        assert dog1.commands_accepted == 2 and dog1.mode == 11
-        assert dog2.commands_accepted == 0 and dog2.heartbeats == 0 and dog2.mode == 0
+        # No cross-talk: dog2 never took a command and stayed OFF; nothing un-namespaced flew.
+        assert {12, 11} <= watch.modes["dog1"] and watch.latest["dog1"].commands_accepted == 2
+        dog2 = watch.latest["dog2"]
+        assert dog2.commands_accepted == 0 and dog2.heartbeats == 0 and watch.modes["dog2"] == {0}
         assert watch.foreign == []
     finally:
         watch.close()
