@@ -79,7 +79,7 @@ class Recording:
     inputs: dict[str, list[tuple[str, bytes]]]         # per port, in arrival order
     sim_states: list[bytes]                            # joint_state the sim published
     outputs: dict[str, list[bytes]]                    # per channel key, in order
-    notes: list[str] = field(default_factory=list)
+    restart_after: int | None = None                   # ticks before the daemon restarted
 
 
 # A trace is kept as a tuple: a long recording holds hundreds of thousands.
@@ -130,7 +130,7 @@ def split_recording(cfg: Config, ports: dict[str, Iterable[tuple[str, bytes]]]) 
         rec.sim_states = states
     restart = next((i for i in range(1, len(traces)) if traces[i][TICK] < traces[i - 1][TICK]), None)
     if restart is not None:
-        rec.notes.append(f"the daemon restarted after {restart} ticks; only its first run is replayed")
+        rec.restart_after = restart
         del traces[restart:]
     return rec
 
@@ -153,7 +153,10 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
     taken = {"command": 0, "joint": 0}
     crc = {"command": 0, "joint": 0}
     counts = {key: 0 for key in OUTPUT_TYPES}
-    result = ReplayResult(notes=list(rec.notes))
+    result = ReplayResult()
+    if rec.restart_after is not None:
+        result.notes.append(f"the daemon restarted after {rec.restart_after} ticks; "
+                            "only its first run is replayed")
     failed = 0
     for k, t in enumerate(traces):
         if t[TICK] != ctl.tick:
@@ -223,14 +226,15 @@ def _compare_one(result: ReplayResult, rec: Recording, counts: dict[str, int], k
 
 
 def _stop(result: ReplayResult, rec: Recording, counts: dict[str, int], why: str) -> ReplayResult:
+    """Replay ended before the recording did: later recorded messages stay unmatched."""
     result.incomplete = why
-    result.compared = {key: min(n, len(rec.outputs.get(key, []))) for key, n in counts.items()}
-    return result
+    return _finish(result, rec, counts, whole=False)
 
 
-def _finish(result: ReplayResult, rec: Recording, counts: dict[str, int]) -> ReplayResult:
+def _finish(result: ReplayResult, rec: Recording, counts: dict[str, int],
+            whole: bool = True) -> ReplayResult:
     result.compared = {key: min(n, len(rec.outputs.get(key, []))) for key, n in counts.items()}
-    if not rec.notes:   # after a restart the later run's messages are not compared
+    if whole and rec.restart_after is None:   # after a restart the later run is not compared
         for key, n in counts.items():
             more = len(rec.outputs.get(key, [])) - n
             if more > 0:

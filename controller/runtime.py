@@ -49,6 +49,7 @@ class Runtime:
         self.error_log = RateLimit()
         self.internal_errors = 0
         self.trace = msgs.tick_trace_t()
+        self.trace_channel = self.cfg.lcm.channels["tick_trace"]
         self.log = get_logger("motiond.runtime")
         # systemd (controller/sdnotify.py): READY after the first good step,
         # WATCHDOG from this loop only, so a stalled loop stops pinging.
@@ -116,7 +117,7 @@ class Runtime:
         t.failed_ticks = _i32(self.internal_errors)
         t.flags = (t.FLAG_SIM if self.sim is not None else 0) | \
             (t.FLAG_SHUTDOWN if self.ctl.shutting_down else 0)
-        self.bus.publish("joint", self.cfg.lcm.channels["tick_trace"], t.encode())
+        self.bus.publish("joint", self.trace_channel, t.encode())
 
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""

@@ -202,9 +202,10 @@ def test_a_restarted_daemon_replays_its_first_run() -> None:
     first, second = a_session(), a_session()
     logs = {port: first.bus.log[port] + second.bus.log[port] for port in first.bus.log}
     rec = split_recording(first.cfg, logs)
-    assert len(rec.traces) == 1570 and "restarted after 1570 ticks" in rec.notes[0]
+    assert len(rec.traces) == 1570 and rec.restart_after == 1570
     result = replay(first.cfg, rec)
     assert result.identical and not result.incomplete and result.ticks == 1570
+    assert "restarted after 1570 ticks" in result.notes[0]
 
 
 def _raise_at(tick: int):

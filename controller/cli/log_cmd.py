@@ -162,10 +162,7 @@ def run_plot(args: argparse.Namespace, cfg: Config) -> int:
         series = plot.load_series(cfg, base_of(args.log))
         joints = plot.pick_joints(cfg.joint_names, args.joints)
         plot.render(series, joints, cfg.joint_names, args.output)
-    except (RecordingError, ValueError) as exc:
-        print(f"motionctl: plot: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except plot.MissingMatplotlib as exc:
+    except (RecordingError, ValueError, plot.MissingMatplotlib) as exc:
         print(f"motionctl: plot: {exc}", file=sys.stderr)
         return EXIT_ERROR
     print(f"wrote {args.output}: {len(series.t)} ticks, {len(joints)} joints, "
