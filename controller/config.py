@@ -210,6 +210,16 @@ class ScriptsConfig:
 
 
 @dataclass(frozen=True)
+class RealtimeConfig:
+    """How the tick thread asks for real time (controller/realtime.py). What
+    the system does not permit is skipped with one warning."""
+    priority: int = 49           # SCHED_FIFO priority 1-99; 0: the normal scheduler
+    lock_memory: bool = True     # mlockall: no page faults on the tick
+    timer_slack_ns: int = 1      # prctl timer slack (the kernel's default is 50 us)
+    gc_freeze: bool = True       # freeze the start-up heap; no automatic collection
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -243,6 +253,7 @@ class Config:
     limbs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     scripts: ScriptsConfig | None = None
     priorities: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
+    realtime: RealtimeConfig = field(default_factory=RealtimeConfig)
 
     @property
     def num_joints(self) -> int:
@@ -431,7 +442,21 @@ def load_config(path: str | Path | None = None) -> Config:
         sim=r.get("sim", dict, {}),
         scripts=scripts,
         priorities=_priorities(r),
+        realtime=_realtime(r),
         **body,
+    )
+
+
+def _realtime(r: _Reader) -> RealtimeConfig:
+    if "realtime" not in r.data:
+        return RealtimeConfig()
+    rr = r.sub("realtime")
+    default = RealtimeConfig()
+    return RealtimeConfig(
+        priority=int(rr.number("priority", 0, 99, default.priority)),
+        lock_memory=rr.get("lock_memory", bool, default.lock_memory),
+        timer_slack_ns=int(rr.number("timer_slack_ns", 1, 1_000_000, default.timer_slack_ns)),
+        gc_freeze=rr.get("gc_freeze", bool, default.gc_freeze),
     )
 
 

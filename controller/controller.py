@@ -100,7 +100,9 @@ class Timing:
 
 @dataclass
 class Outbox:
-    """Encoded messages to publish: (port name, channel, bytes)."""
+    """Encoded messages to publish: (port name, channel, bytes-like). The
+    controller reuses its outbox and the joint command's buffer, so both are
+    valid until the next step: publish them, or copy what you keep."""
     messages: list[tuple[str, str, bytes]] = field(default_factory=list)
 
     def add(self, port: str, channel: str, data: bytes) -> None:
@@ -127,7 +129,7 @@ def _i32(x: int) -> int:
 
 
 def _finite(values: Any) -> bool:
-    return all(math.isfinite(v) for v in values)
+    return all(map(math.isfinite, values))
 
 
 class Controller:
@@ -186,8 +188,8 @@ class Controller:
         # (cfg.leg_indices), wherever they are. The sim reports no faults.
         self.motor_error = np.zeros(n, dtype=np.int32)
         self.response.motor_error = self.motor_error[cfg.leg_indices].tolist()
-        self.joint_cmd = msgs.joint_command_t()
-        self.joint_cmd.num_joints = n
+        self.joint_cmd_fingerprint = int.from_bytes(msgs.joint_command_t._get_packed_fingerprint(), "big")
+        self.out = Outbox()
         self.status = msgs.controller_status_t()
         self.status.num_joints = n
         self.status.motor_error = self.motor_error.tolist()
@@ -597,7 +599,8 @@ class Controller:
     # -- the tick ---------------------------------------------------------------------
     def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
              timing: Timing | None = None) -> Outbox:
-        out = Outbox()
+        out = self.out
+        out.messages.clear()
         ch = self.ch
         self.now_ns = now_ns
         # Odometry: the body twist of the tick that just ended (zero when the
@@ -669,16 +672,8 @@ class Controller:
         mode, gait, status, bar = reported
         prev_mode, prev_gait, prev_status, prev_bar = self.last_reported
         utime = (now_ns + self.epoch_offset_ns) // 1000
-        k = self.kernel
-        jc = self.joint_cmd
-        jc.utime = utime
-        jc.tick = self.tick
-        jc.position = k.pos.tolist()
-        jc.velocity = k.vel.tolist()
-        jc.kp = k.kp.tolist()
-        jc.kd = k.kd.tolist()
-        jc.torque = k.tau.tolist()
-        out.add("joint", self.ch["joint_cmd"], jc.encode())
+        out.add("joint", self.ch["joint_cmd"],
+                self.kernel.encode_joint_command(self.joint_cmd_fingerprint, utime, self.tick))
 
         # SPEC §1.8 cadence, plus (motiond) a message whenever the reported mode
         # or gait changes, so a client sees e.g. the timeout damper at once.

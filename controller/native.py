@@ -7,6 +7,8 @@ here, so a tick allocates nothing.
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 try:
@@ -15,6 +17,8 @@ except ImportError as exc:  # pragma: no cover - only without a build
     raise ImportError(
         "the C kernel is not built: run `make build` (or `pip install -e .`)"
     ) from exc
+
+from controller.transport import publish_buffer
 
 LINEAR = lib.MK_LINEAR
 CUBIC = lib.MK_CUBIC
@@ -46,6 +50,9 @@ class Kernel:
         self._plan.profile = ffi.cast("int32_t *", ffi.from_buffer(self.profile))
         self._step = lib.mk_step
         self.flagged = 0
+        # The joint command's encoding (csrc/wire.c), rewritten in place every tick.
+        self._wire = publish_buffer(lib.mk_joint_command_size(n))
+        self._wire_ptr = ffi.from_buffer("uint8_t[]", self._wire)
 
     # -- writing segments -------------------------------------------------
     def move(self, start, end, t0: float, duration: float, profile: int = LINEAR,
@@ -92,4 +99,12 @@ class Kernel:
         """Evaluate every joint at time t into pos/vel/kp/kd/tau."""
         self.flagged = self._step(self._plan, t)
         return self.flagged
+
+    def encode_joint_command(self, fingerprint: int, utime: int, tick: int) -> ctypes.Array:
+        """The outputs as an encoded msgs.joint_command_t (its packed
+        `fingerprint` given by the caller), in a buffer the next call
+        overwrites: a caller that keeps it must copy it (bytes(...))."""
+        lib.mk_encode_joint_command(self._plan, fingerprint, utime, tick,
+                                    self._wire_ptr, len(self._wire))
+        return self._wire
 

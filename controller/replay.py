@@ -198,7 +198,7 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             return _stop(result, rec, counts, "")
         for _, channel, data in out.messages:
             key = key_of[channel]
-            _compare_one(result, rec, counts, key, t[TICK], data)
+            _compare_one(result, rec, counts, key, t[TICK], bytes(data))
         result.ticks += 1
         if result.differences:
             return _stop(result, rec, counts, "")

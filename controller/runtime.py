@@ -17,9 +17,10 @@ from controller import msgs
 from controller._kernel import lib
 from controller.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
+from controller.realtime import FrozenHeap
 from controller.sdnotify import NEVER, Notifier
 from controller.sim import SimRobot
-from controller.transport import Bus
+from controller.transport import Bus, FixedEncoder
 
 # What the daemon takes in, per port, drained in this order every tick
 # (controller/transport.py); joint_state only from a robot bridge, not with --sim.
@@ -28,6 +29,7 @@ INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_reque
 
 WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
 SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
+I32_MAX = (1 << 31) - 1
 
 
 class Runtime:
@@ -48,8 +50,11 @@ class Runtime:
         self.overrun_log = RateLimit()
         self.error_log = RateLimit()
         self.internal_errors = 0
-        self.trace = msgs.tick_trace_t()
+        self.trace = FixedEncoder(msgs.tick_trace_t)
         self.trace_channel = self.cfg.lcm.channels["tick_trace"]
+        self.trace_flags = msgs.tick_trace_t.FLAG_SIM if sim is not None else 0
+        self.late_ns = 0            # this tick's lateness and the previous tick's
+        self.prev_loop_ns = 0       # loop body, for the tick trace
         self.log = get_logger("motiond.runtime")
         # systemd (controller/sdnotify.py): READY after the first good step,
         # WATCHDOG from this loop only, so a stalled loop stops pinging.
@@ -109,26 +114,35 @@ class Runtime:
             self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
 
     def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
-        """What this tick took in (tick_trace_t), for motionctl replay."""
-        t = self.trace
-        t.tick, t.tick_ns, t.utime = tick, now_ns, utime
-        t.taken_command, t.taken_joint = self.bus.taken["command"], self.bus.taken["joint"]
-        t.crc_command, t.crc_joint = _i32(self.bus.crc["command"]), _i32(self.bus.crc["joint"])
-        t.failed_ticks = _i32(self.internal_errors)
-        t.flags = (t.FLAG_SIM if self.sim is not None else 0) | \
-            (t.FLAG_SHUTDOWN if self.ctl.shutting_down else 0)
-        self.bus.publish("joint", self.trace_channel, t.encode())
+        """What this tick took in and how it was timed (tick_trace_t), for
+        motionctl replay and make bench; fields in the .lcm file's order."""
+        bus = self.bus
+        flags = self.trace_flags | (msgs.tick_trace_t.FLAG_SHUTDOWN if self.ctl.shutting_down else 0)
+        data = self.trace.encode(
+            tick, now_ns, utime, bus.taken["command"], bus.taken["joint"],
+            _i32(bus.crc["command"]), _i32(bus.crc["joint"]), _i32(self.internal_errors), flags,
+            min(self.late_ns, I32_MAX), min(self.prev_loop_ns, I32_MAX),
+            _i32(self.ctl.counters.commands_accepted & 0xFFFFFFFF))
+        bus.publish("joint", self.trace_channel, data)
 
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""
+        with FrozenHeap(self.cfg.realtime.gc_freeze) as heap:
+            ticks = self._loop(heap)
+        self.log.info("shutdown", ticks=ticks, mode=self.cfg.fsm.name(self.ctl.fsm.mode),
+                      gc_collections=heap.collections)
+        return 0
+
+    def _loop(self, heap: FrozenHeap) -> int:
         deadline = lib.mk_now_ns()
         ticks = 0
         shutdown_left = SHUTDOWN_TICKS
         while True:
             wake = lib.mk_now_ns()
             late = wake - deadline
+            self.late_ns = max(0, late)
             slot = self.filled % WINDOW_TICKS
-            self.lateness[slot] = max(0, late)
+            self.lateness[slot] = self.late_ns
             if late >= self.period_ns:
                 # A whole period or more behind: count the missed ticks and
                 # restart the schedule from now instead of bursting to catch up.
@@ -141,10 +155,14 @@ class Runtime:
             if wake >= self.notify_due_ns:      # one integer compare per tick
                 self._notify(wake)              # first in the tick: pings keep their spacing
             self._tick(wake)
+            collected = heap.collect_if_due()   # after the tick's outputs are out
+            if collected is not None:
+                self.log.info("gc_collect", objects=collected[0], ms=round(collected[1] / 1e6, 3))
             ticks += 1
             if ticks == 1:
                 deadline = lib.mk_now_ns()  # the first tick warms caches; start the schedule after it
-            self.loop[slot] = lib.mk_now_ns() - wake
+            self.prev_loop_ns = lib.mk_now_ns() - wake
+            self.loop[slot] = self.prev_loop_ns
             self.filled += 1
             if self.stop_requested:
                 if not self.ctl.shutting_down:
@@ -156,8 +174,7 @@ class Runtime:
                 break
             deadline += self.period_ns
             lib.mk_sleep_until(deadline)
-        self.log.info("shutdown", ticks=ticks, mode=self.cfg.fsm.name(self.ctl.fsm.mode))
-        return 0
+        return ticks
 
     def _notify(self, now_ns: int) -> None:
         """READY=1 once, then WATCHDOG=1 every half watchdog period, each only

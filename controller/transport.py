@@ -6,7 +6,10 @@ replayed byte for byte. This module only moves bytes.
 """
 from __future__ import annotations
 
+import ctypes
+import struct
 import zlib
+from typing import Any
 
 import lcm
 
@@ -23,6 +26,40 @@ def packet_crc(crc: int, channel: str, data: bytes) -> int:
     return zlib.crc32(data, zlib.crc32(channel.encode(), crc))
 
 
+# lcm-gen's scalar type names and their struct codes (big-endian on the wire).
+_SCALAR_CODES = {"int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
+                 "float": "f", "double": "d", "boolean": "?", "byte": "B"}
+
+
+def publish_buffer(size: int) -> ctypes.Array:
+    """A reusable, writable buffer that lcm's publish() takes as it is.
+
+    publish() accepts only objects whose buffer the interpreter never has to
+    release: bytes (new for every message) and ctypes arrays, but neither
+    bytearray nor memoryview. A ctypes array encoded in place each tick costs
+    no allocation; publish() sends or copies it before it returns."""
+    return (ctypes.c_char * size)()
+
+
+class FixedEncoder:
+    """Encodes a message type with only scalar fields into one reused buffer
+    (publish_buffer), byte for byte as its lcm-gen encode() would, without the
+    BytesIO and bytes that costs. The next encode overwrites it."""
+
+    def __init__(self, kind: Any) -> None:
+        if any(d is not None for d in kind.__dimensions__):
+            raise TypeError(f"{kind.__name__} has arrays: not a fixed-size scalar type")
+        self.fields = tuple(kind.__slots__)
+        self.struct = struct.Struct(">8s" + "".join(_SCALAR_CODES[t] for t in kind.__typenames__))
+        self.fingerprint = kind._get_packed_fingerprint()
+        self.buffer = publish_buffer(self.struct.size)
+
+    def encode(self, *values: Any) -> ctypes.Array:
+        """`values` in field order (the .lcm file's)."""
+        self.struct.pack_into(self.buffer, 0, self.fingerprint, *values)
+        return self.buffer
+
+
 class Bus:
     """Subscribe and publish on the configured LCM URLs, without blocking."""
 
@@ -30,6 +67,7 @@ class Bus:
         self.cfg = cfg
         self._lcm: dict[str, lcm.LCM] = {}
         self._inbox: list[tuple[str, bytes]] = []
+        self._spare: list[tuple[str, bytes]] = []   # drain() hands the two lists out in turn
         # Packets taken in so far per port, drained in subscription order: with
         # the order of arrival on each port (which a recorder on that port sees
         # too), this says exactly which packets each tick took in (replay).
@@ -55,7 +93,8 @@ class Bus:
 
     def drain(self) -> list[tuple[str, bytes]]:
         """Every packet received since the last drain, port by port in
-        subscription order, oldest first on each port; never blocks."""
+        subscription order, oldest first on each port; never blocks. The list
+        is reused by the next drain: consume it before then."""
         for port_name in self.taken:
             inst = self._lcm[port_name]
             before = len(self._inbox)
@@ -66,10 +105,14 @@ class Bus:
                 crc = packet_crc(crc, *self._inbox[i])
             self.crc[port_name] = crc
             self.taken[port_name] += len(self._inbox) - before
-        out, self._inbox = self._inbox, []
+        out, self._inbox = self._inbox, self._spare
+        self._inbox.clear()
+        self._spare = out
         return out
 
     def publish(self, port_name: str, channel: str, data: bytes) -> None:
+        """Send now: `data` is bytes or a publish_buffer, and need only stay
+        valid for the call (the controller reuses its buffers)."""
         self._instance(port_name).publish(channel, data)
 
     def filenos(self) -> list[int]:

@@ -32,12 +32,19 @@ ffibuilder.cdef(
     int32_t mk_step(const mk_plan *plan, double t);
     int64_t mk_now_ns(void);
     int mk_sleep_until(int64_t deadline_ns);
+    int mk_set_timer_slack(int64_t slack_ns);
+    int64_t mk_get_timer_slack(void);
+    int mk_lock_memory(void);
+    int mk_unlock_memory(void);
+    int32_t mk_joint_command_size(int32_t n);
+    int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
+                                    int64_t tick, uint8_t *buf, int32_t capacity);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
-    sources=[os.path.join(REL, "kernel.c"), os.path.join(REL, "rtclock.c")],
+    sources=[os.path.join(REL, name) for name in ("kernel.c", "rtclock.c", "wire.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

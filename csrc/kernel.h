@@ -62,4 +62,21 @@ int64_t mk_now_ns(void);
 /* Sleep until the CLOCK_MONOTONIC time deadline_ns (absolute); 0 on success. */
 int mk_sleep_until(int64_t deadline_ns);
 
+/* Real-time setup of the calling thread / process (rtclock.c); each returns 0
+ * or the errno value of the failed system call. */
+int mk_set_timer_slack(int64_t slack_ns);   /* prctl(PR_SET_TIMERSLACK) */
+int64_t mk_get_timer_slack(void);
+int mk_lock_memory(void);                   /* mlockall(MCL_CURRENT | MCL_FUTURE) */
+int mk_unlock_memory(void);
+
+/* The LCM encoding of msgs.joint_command_t (lcmtypes/joint_command_t.lcm)
+ * from the plan's outputs (wire.c): the 8-byte type fingerprint, then utime,
+ * tick, num_joints = n and the position, velocity, kp, kd, torque arrays as
+ * big-endian float32. Writes mk_joint_command_size(n) bytes into buf and
+ * returns that size, or -1 when capacity is too small. Any change to the .lcm
+ * type must change this function too (a test compares it with lcm-gen's). */
+int32_t mk_joint_command_size(int32_t n);
+int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
+                                int64_t tick, uint8_t *buf, int32_t capacity);
+
 #endif

@@ -65,7 +65,7 @@ class LoggedBus:
         return inbox
 
     def publish(self, port: str, channel: str, data: bytes) -> None:
-        self.log[port].append((channel, data))
+        self.log[port].append((channel, bytes(data)))   # data is only valid during the call
 
 
 class Session:

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     # Imported late so that --help works without the compiled kernel.
+    from controller import realtime
     from controller.controller import Controller
     from controller.runtime import Runtime, epoch_offset_ns
     from controller.sdnotify import Notifier
@@ -58,6 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
              sim=args.sim, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
              urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
+    # After everything is built, so the locked memory holds the whole heap.
+    applied, refused = realtime.setup(cfg.realtime)
+    if refused:
+        log.warning("realtime_degraded", refused=refused, applied=applied,
+                    hint="README: Real-time priority")
+    else:
+        log.info("realtime", applied=applied)
     return runtime.run()
 
 

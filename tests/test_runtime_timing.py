@@ -1,0 +1,102 @@
+"""The loop's timing telemetry, on a fake clock: the tick trace carries each
+tick's lateness and the previous tick's loop body exactly, and
+controller_status reports the window's percentiles and the overruns."""
+from __future__ import annotations
+
+import pytest
+
+from controller import msgs
+from controller import runtime as runtime_module
+from controller.config import load_config
+from controller.controller import Controller
+from controller.runtime import Runtime
+
+PERIOD_NS = 2_000_000
+
+
+class RecordingBus:
+    def __init__(self) -> None:
+        self.taken: dict[str, int] = {}
+        self.crc: dict[str, int] = {}
+        self.sent: list[tuple[str, bytes]] = []
+
+    def subscribe(self, port: str, channel: str) -> None:
+        self.taken.setdefault(port, 0)
+        self.crc.setdefault(port, 0)
+
+    def drain(self) -> list[tuple[str, bytes]]:
+        return []
+
+    def publish(self, port: str, channel: str, data) -> None:
+        self.sent.append((channel, bytes(data)))
+
+
+class ScriptedClock:
+    """Each sleep wakes `late[k]` ns after its deadline; each step takes
+    `body[k]` ns of fake time (k: the tick)."""
+
+    def __init__(self, late: dict[int, int], body: dict[int, int]) -> None:
+        self.now = 5_000_000_000
+        self.late, self.body = late, body
+        self.sleeps = 0
+
+    def mk_now_ns(self) -> int:
+        return self.now
+
+    def mk_sleep_until(self, deadline: int) -> None:
+        self.sleeps += 1
+        self.now = max(self.now, deadline) + self.late.get(self.sleeps, 0)
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    def make(late: dict[int, int], body: dict[int, int], ticks: int):
+        clock = ScriptedClock(late, body)
+        monkeypatch.setattr(runtime_module, "lib", clock)
+        ctl = Controller(load_config())
+        step = ctl.step
+
+        def timed_step(now_ns, inbox, timing):
+            out = step(now_ns, inbox, timing)
+            clock.now += body.get(ctl.tick - 1, 0)
+            return out
+        ctl.step = timed_step
+        bus = RecordingBus()
+        rt = Runtime(ctl, bus, max_ticks=ticks)
+        assert rt.run() == 0
+        ch = ctl.cfg.lcm.channels
+        traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ch["tick_trace"]]
+        status = [msgs.controller_status_t.decode(d) for c, d in bus.sent if c == ch["status"]]
+        return traces, status
+    return make
+
+
+def test_the_trace_carries_each_ticks_lateness_and_the_previous_loop(timed):
+    late = {10: 37_000, 11: 1_000, 40: 150_000}
+    body = {9: 90_000, 39: 400_000}
+    traces, _ = timed(late, body, 60)
+    assert [t.tick for t in traces] == list(range(60))
+    by_tick = {t.tick: t for t in traces}
+    # sleep k ends tick k-1 and wakes tick k (the first tick needs no sleep)
+    assert by_tick[10].lateness_ns == 37_000 and by_tick[11].lateness_ns == 1_000
+    assert by_tick[40].lateness_ns == 150_000
+    assert by_tick[10].prev_loop_ns == 90_000 and by_tick[40].prev_loop_ns == 400_000
+    others = [t for t in traces if t.tick not in (10, 11, 40) and t.tick > 1]
+    assert {t.lateness_ns for t in others} == {0}
+    assert {t.prev_loop_ns for t in others if t.tick not in (10, 40)} == {0}
+
+
+def test_status_reports_the_window_percentiles_and_the_overruns(timed):
+    # The window's 200 ticks: 99 on time, 99 late by 20 us, one by 300 us and
+    # one by 5 ms (two whole periods: two missed ticks); loop bodies of 50 us,
+    # two of 180 us (nearest rank: p99 is the 199th of 200).
+    late = {k: 20_000 for k in range(99, 199)} | {199: 300_000, 150: 5_000_000}
+    body = dict.fromkeys(range(200), 50_000) | {120: 180_000, 121: 180_000}
+    _, status = timed(late, body, 202)
+    last = status[-1]        # at tick 200: the window holds ticks 0..199
+    assert last.tick == 200
+    assert last.tick_overruns == 2
+    assert last.lateness_p50_us == pytest.approx(20.0)
+    assert last.lateness_p99_us == pytest.approx(300.0)
+    assert last.lateness_max_us == pytest.approx(5000.0)
+    assert last.loop_p99_us == pytest.approx(180.0)
