@@ -48,9 +48,11 @@ test: build wheelhouse
 	tests/netns.sh $(PY) -m pytest -q $(ARGS)
 
 # Benchmarks report medians and ratios against a baseline measured in the same
-# run. They open no sockets; any that does must run under tests/netns.sh.
+# run (README "Performance"): a table on stdout and bench/results.json. The
+# real-time part runs the daemon over udpm, so all of it runs in a private
+# network namespace. BENCH_SECONDS=N shortens each real-time run (default 60).
 bench: build
-	@for b in tests/bench/*_bench.py; do $(PY) $$b || exit 1; done
+	tests/netns.sh $(PY) tests/bench/run.py
 
 # The lcm wheel links against glib's shared library (Debian: libglib2.0-0);
 # the tests need unshare (util-linux), ip (iproute2) and systemd-analyze (systemd,

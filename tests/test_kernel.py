@@ -1,7 +1,7 @@
 """The C kernel against the numpy reference, and the properties each profile promises."""
 import numpy as np
 import pytest
-from kernel_reference import evaluate
+from kernel_reference import evaluate, evaluate_python
 
 from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
 
@@ -38,6 +38,22 @@ def test_kernel_matches_numpy_reference(seed):
         for name, expected in zip(("pos", "vel", "kp", "kd", "tau"), ref):
             np.testing.assert_allclose(getattr(k, name), expected, atol=1e-6, rtol=0,
                                        err_msg=f"{name} at t={t}")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_pure_python_version_matches_the_numpy_reference(seed):
+    """make bench times all three; they must compute the same thing."""
+    rng = np.random.default_rng(100 + seed)
+    k = random_kernel(rng, 64)
+    previous = rng.uniform(-3, 3, 64)
+    previous[::7] = np.nan
+    for t in np.linspace(-0.2, 3.2, 40):
+        inputs = [getattr(k, f) for f in FIELDS]
+        ref = evaluate(t, *inputs, previous)
+        plain = evaluate_python(t, *(a.tolist() for a in inputs), previous.tolist())
+        for name, expected, got in zip(("pos", "vel", "kp", "kd", "tau"), ref, plain):
+            np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0, err_msg=f"{name} at t={t}")
+        previous = np.asarray(plain[0])
 
 
 def test_profiles_reach_their_end_points_with_the_promised_velocities():

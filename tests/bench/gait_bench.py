@@ -99,17 +99,28 @@ def humanoid() -> float:
     return per_tick_us(setup, tick)
 
 
-def main() -> None:
-    rows = []
+def measure() -> dict:
+    rows = {}
     for name, joints, fn in (("quadruped trot (gait 3)", 12, quadruped),
                              ("humanoid quintic walk", 20, humanoid)):
         base = kernel_baseline(joints)
         cost = fn()
-        rows.append((name, joints, cost, base))
-    print(f"gait generator per tick: median of {REPEATS} runs x {TICKS} ticks")
-    print(f"{'generator':26} {'joints':>6} {'us/tick':>9} {'kernel us':>10} {'ratio':>7}")
-    for name, joints, cost, base in rows:
-        print(f"{name:26} {joints:6d} {cost:9.1f} {base:10.2f} {cost / base:7.1f}")
+        rows[name] = {"joints": joints, "us_per_tick": cost, "kernel_us": base,
+                      "ratio": cost / base}
+    return {"ticks": TICKS, "repeats": REPEATS, "generators": rows}
+
+
+def report(result: dict) -> list[str]:
+    lines = [f"gait generator per tick: median of {result['repeats']} runs x {result['ticks']} ticks",
+             f"{'generator':26} {'joints':>6} {'us/tick':>9} {'kernel us':>10} {'ratio':>7}"]
+    for name, r in result["generators"].items():
+        lines.append(f"{name:26} {r['joints']:6d} {r['us_per_tick']:9.1f} {r['kernel_us']:10.2f} "
+                     f"{r['ratio']:7.1f}")
+    return lines
+
+
+def main() -> None:
+    print("\n".join(report(measure())))
 
 
 if __name__ == "__main__":

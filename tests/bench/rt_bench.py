@@ -1,0 +1,477 @@
+"""The running daemon's real-time figures against a bare C loop (make bench,
+items 1-4, 6 and 7). Opens udpm sockets: run it only under tests/netns.sh.
+
+For each condition (quiet; the other cores loaded; a 5 kHz flood on
+robot_control_cmd) this runs, one after the other:
+
+* csrc/rt_baseline.c for SECONDS: a periodic loop with an empty body on the
+  same absolute-deadline sleep and scheduling settings as motiond (config
+  `realtime`); its lateness is what this machine allows;
+* motiond for SECONDS, trotting, with the sim as a separate robot bridge
+  (sim_bridge.py: joint_state over LCM, as on a robot, so the sim's physics
+  is not in the daemon's loop or CPU figure), while a client (this process)
+  publishes robot_control_cmd at 100 Hz (5 kHz under the flood) and every
+  100 ms a new command (a new life_count, another velocity). The daemon's
+  tick_trace gives every tick's lateness and loop body and the tick that
+  accepted each command; the client stamps (CLOCK_MONOTONIC, the daemon's
+  clock) when it sent each command and when that tick's joint_cmd arrived;
+* TIMEOUTS timeout trials: the client stops; from its last packet to the
+  first response showing mode 7.
+
+Figures over the SECONDS are split into WINDOWS equal windows: each is the
+median over the windows with the spread (min-max); the missed-tick count
+and the maximum are over the whole run.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+
+import lcm
+from controller._kernel import lib
+from stats import Target, fmt, quantiles_us, spread
+
+from controller import msgs
+from controller.config import load_config
+
+SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
+WINDOWS = 6
+TIMEOUTS = 5
+HZ = 500
+MISSED_NS = 2_000_000            # a tick woken more than one period late is missed
+BUMP_NS = 100_000_000            # a new command every 100 ms
+TROT = {"mode": 11, "gait_id": 3}
+VELOCITIES = ([0.3, 0.0, 0.2], [0.2, 0.0, -0.2])
+CONDITIONS = {"quiet": {"rate_hz": 100.0, "hog": False},
+              "cpu": {"rate_hz": 100.0, "hog": True},
+              "flood": {"rate_hz": 5000.0, "hog": False}}
+JC_TICK = struct.Struct(">q")    # joint_command_t: fingerprint, utime, then tick at byte 16
+
+
+# -- the C baseline -----------------------------------------------------------------
+def baseline_binary() -> Path:
+    out = ROOT / "build" / "rt_baseline"
+    sources = [ROOT / "csrc" / "rt_baseline.c", ROOT / "csrc" / "rtclock.c", ROOT / "csrc" / "kernel.h"]
+    if not out.exists() or any(s.stat().st_mtime > out.stat().st_mtime for s in sources):
+        out.parent.mkdir(exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-I", str(ROOT / "csrc"),
+                        "-o", str(out), str(sources[0]), str(sources[1])], check=True)
+    return out
+
+
+def run_baseline(seconds: float, rt) -> tuple[np.ndarray, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "late.bin"
+        proc = subprocess.run([str(baseline_binary()), str(HZ), str(seconds), str(rt.priority),
+                               str(rt.timer_slack_ns), "1" if rt.lock_memory else "0", str(out)],
+                              capture_output=True, text=True, check=True)
+        return np.fromfile(out, dtype=np.int64), proc.stdout.strip()
+
+
+# -- stress ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def cpu_hogs(enabled: bool):
+    """A busy loop pinned to each core but the first, at normal priority."""
+    procs = []
+    if enabled:
+        for cpu in sorted(os.sched_getaffinity(0))[1:]:
+            spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+            procs.append(subprocess.Popen([sys.executable, "-c", spin]))
+    try:
+        yield len(procs)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+# -- the client ---------------------------------------------------------------------------
+@dataclass
+class Observed:
+    traces: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    jc_arrival: dict[int, int] = field(default_factory=dict)     # tick -> arrival ns
+    responses: list[tuple[int, int, int]] = field(default_factory=list)   # (ns, mode, bar)
+
+
+class Client:
+    """Commands the daemon and stamps what comes back, on CLOCK_MONOTONIC."""
+
+    def __init__(self, cfg) -> None:
+        self.cfg = cfg
+        ch = cfg.lcm.channels
+        self.cmd_channel = ch["command"]
+        self.seen = Observed()
+        self.stop = threading.Event()
+        self.command_lcm = lcm.LCM(cfg.lcm.url("command"))
+        joint = lcm.LCM(cfg.lcm.url("joint"))
+        joint.subscribe(ch["joint_cmd"], self._on_joint_cmd)
+        joint.subscribe(ch["tick_trace"], self._on_trace)
+        response = lcm.LCM(cfg.lcm.url("response"))
+        response.subscribe(ch["response"], self._on_response)
+        self.threads = [threading.Thread(target=self._spin, args=(inst,), daemon=True)
+                        for inst in (joint, response)]
+        for t in self.threads:
+            t.start()
+        self.life_count = 0
+        self.sent = 0
+
+    def _spin(self, inst) -> None:
+        while not self.stop.is_set():
+            inst.handle_timeout(50)
+
+    def _on_joint_cmd(self, _channel, data) -> None:
+        now = time.monotonic_ns()
+        self.seen.jc_arrival[JC_TICK.unpack_from(data, 16)[0]] = now
+
+    def _on_trace(self, _channel, data) -> None:
+        t = msgs.tick_trace_t.decode(data)
+        self.seen.traces.append((t.tick, t.tick_ns, t.lateness_ns, t.prev_loop_ns,
+                                 t.commands_accepted))
+
+    def _on_response(self, _channel, data) -> None:
+        now = time.monotonic_ns()
+        r = msgs.robot_control_response_lcmt.decode(data)
+        self.seen.responses.append((now, r.mode, r.order_process_bar))
+
+    def command(self, mode: int, gait_id: int = 0, vel_des=(0.0, 0.0, 0.0)) -> bytes:
+        """A new command (fresh life_count), encoded."""
+        self.life_count = (self.life_count + 1) % 128
+        msg = msgs.robot_control_cmd_lcmt()
+        msg.mode, msg.gait_id, msg.life_count = mode, gait_id, self.life_count
+        msg.vel_des = list(vel_des)
+        msg.step_height = [0.05, 0.05]
+        return msg.encode()
+
+    def send(self, data: bytes) -> int:
+        now = time.monotonic_ns()
+        self.command_lcm.publish(self.cmd_channel, data)
+        self.sent += 1
+        return now
+
+    def wait_for(self, predicate, timeout_s: float, heartbeat: bytes | None = None) -> int | None:
+        """Heart-beat at 20 Hz until a response satisfies predicate; its arrival ns."""
+        deadline = time.monotonic() + timeout_s
+        checked = 0
+        while time.monotonic() < deadline:
+            if heartbeat is not None:
+                self.send(heartbeat)
+            time.sleep(0.05)
+            responses = self.seen.responses
+            for now, mode, bar in responses[checked:]:
+                if predicate(mode, bar):
+                    return now
+            checked = len(responses)
+        return None
+
+    def close(self) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drive(client: Client, pid: int, seconds: float, rate_hz: float):
+    """Trot with a new command every 100 ms, publishing at rate_hz; returns the
+    bumps' send times, window edges (ns) with the daemon's CPU seconds there,
+    and the achieved packet rate."""
+    period = int(1e9 / rate_hz)
+    bumps: list[int] = []
+    edges: list[tuple[int, float]] = []
+    window_ns = int(seconds * 1e9 / WINDOWS)
+    start = lib.mk_now_ns()
+    next_edge, next_bump, i = start, start, 0
+    data = client.command(**TROT, vel_des=VELOCITIES[0])
+    sent0 = client.sent
+    wake = start
+    while wake < start + int(seconds * 1e9):
+        if wake >= next_edge:
+            edges.append((wake, cpu_seconds(pid)))
+            next_edge += window_ns
+        if wake >= next_bump:
+            i += 1
+            data = client.command(**TROT, vel_des=VELOCITIES[i % 2])
+            bumps.append(client.send(data))
+            next_bump += BUMP_NS
+        else:
+            client.send(data)
+        wake += period
+        lib.mk_sleep_until(wake)
+        wake = max(wake, lib.mk_now_ns() - period)   # never burst to catch up
+    end = lib.mk_now_ns()
+    edges.append((end, cpu_seconds(pid)))
+    rate = (client.sent - sent0) / ((end - start) / 1e9)
+    return bumps, edges, rate, data
+
+
+def timeout_trials(client: Client, trials: int, last_cmd: bytes) -> tuple[list[float], int]:
+    """From the client's last packet to the first response with mode 7 (ms)."""
+    results, failures = [], 0
+    heartbeat = last_cmd
+    for _ in range(trials):
+        stand = client.command(12)
+        if client.wait_for(lambda m, b: m == 12 and b == 100, 15.0, heartbeat=stand) is None:
+            failures += 1
+            continue
+        heartbeat = stand
+        for _ in range(10):                       # 0.5 s of steady heartbeats
+            last = client.send(heartbeat)
+            time.sleep(0.05)
+        last = client.send(heartbeat)
+        seen = len(client.seen.responses)
+        arrived = None
+        deadline = time.monotonic() + 3.0
+        while arrived is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+            arrived = next((t for t, m, _ in client.seen.responses[seen:] if m == 7), None)
+        if arrived is None:
+            failures += 1
+        else:
+            results.append((arrived - last) / 1e6)
+    return results, failures
+
+
+# -- one daemon run ---------------------------------------------------------------------------
+def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
+    log = log_dir / "motiond.log"
+    bridge = subprocess.Popen([sys.executable, str(Path(__file__).with_name("sim_bridge.py")),
+                               str(cfg.path)], cwd=ROOT,
+                              env=dict(os.environ, BRIDGE_PRIORITY=str(max(0, cfg.realtime.priority - 2))))
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond",
+                                 "--config", str(cfg.path), "--log-level", "info"],
+                                cwd=ROOT, stderr=err, stdout=subprocess.DEVNULL)
+    client = Client(cfg)
+    try:
+        deadline = time.monotonic() + 30
+        while not client.seen.traces:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"motiond did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        if client.wait_for(lambda m, b: m == 12 and b == 100, 15.0,
+                           heartbeat=client.command(12)) is None:
+            raise RuntimeError("the sim did not stand up")
+        trot = client.command(**TROT, vel_des=VELOCITIES[0])
+        client.wait_for(lambda m, b: m == 11, 5.0, heartbeat=trot)
+        bumps, edges, rate, last = drive(client, proc.pid, seconds, rate_hz)
+        timeout_ms, timeout_failures = timeout_trials(client, timeouts, last)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=10)
+        bridge.terminate()
+        bridge.wait(timeout=10)
+        client.close()
+    events = log.read_text()
+    return analyse(client.seen, bumps, edges) | {
+        "achieved_rate_hz": rate, "timeout_ms": timeout_ms, "timeout_failures": timeout_failures,
+        "exit_code": code, "internal_errors": events.count('"internal_error"'),
+        "realtime_degraded": '"realtime_degraded"' in events,
+    }
+
+
+def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) -> dict:
+    start, end = edges[0][0], edges[-1][0]
+    traces = sorted(seen.traces)
+    window = [t for t in traces if start <= t[1] < end]
+    ticks = [t[0] for t in window]
+    expected = (ticks[-1] - ticks[0] + 1) if ticks else 0
+    late = np.array([t[2] for t in window])
+    # prev_loop_ns of tick k+1 is tick k's loop body
+    loop = np.array([t[3] for t in window[1:]])
+    bounds = [e[0] for e in edges]
+    per_window = {"lateness": [], "loop": [], "cpu": []}
+    for (a, cpu_a), (b, cpu_b) in itertools.pairwise(edges):
+        sel = [t for t in window if a <= t[1] < b]
+        if len(sel) < 2:
+            continue
+        per_window["lateness"].append(quantiles_us([t[2] for t in sel]))
+        per_window["loop"].append(quantiles_us([t[3] for t in sel[1:]]))
+        per_window["cpu"].append(100.0 * (cpu_b - cpu_a) / ((b - a) / 1e9))
+    latency = command_latency(traces, seen.jc_arrival, bumps)
+    return {
+        "ticks": len(window), "ticks_expected": expected,
+        "windows": len(per_window["cpu"]), "window_bounds_ns": [bounds[0], bounds[-1]],
+        "lateness_us": {k: spread([w[k] for w in per_window["lateness"]])
+                        for k in ("p50", "p99", "p99.9")} | {"max": quantiles_us(late)["max"]},
+        "missed_ticks": int(np.sum(late > MISSED_NS)),
+        "loop_us": {k: spread([w[k] for w in per_window["loop"]]) for k in ("p50", "p99")}
+        | {"max": quantiles_us(loop)["max"]},
+        "cpu_percent": spread(per_window["cpu"]),
+        "command_latency": latency,
+        # the slowest ticks, to find what made them slow in the daemon's log
+        "worst_loops_us": [(t[0] - 1, t[3] / 1e3) for t in sorted(window, key=lambda t: -t[3])[:5]],
+        "worst_lateness_us": [(t[0], t[2] / 1e3) for t in sorted(window, key=lambda t: -t[2])[:5]],
+    }
+
+
+def command_latency(traces, arrival: dict[int, int], bumps: list[int]) -> dict:
+    """Match each new command, in order, to the tick whose commands_accepted
+    first counts it; the latency is that tick's joint_cmd arrival minus the
+    command's send time."""
+    if not bumps:
+        return {"n": 0}
+    before = [t for t in traces if t[1] < bumps[0]]
+    base = before[-1][4] if before else 0
+    first_tick_of: dict[int, tuple[int, int]] = {}
+    for tick, tick_ns, _, _, accepted in traces:
+        first_tick_of.setdefault(accepted, (tick, tick_ns))
+    samples, unmatched, windows = [], 0, [[] for _ in range(WINDOWS)]
+    span = (bumps[-1] - bumps[0]) or 1
+    for i, sent in enumerate(bumps):
+        hit = first_tick_of.get((base + i + 1) & 0x7FFFFFFF)
+        if hit is None or hit[0] not in arrival or hit[1] < sent:
+            unmatched += 1
+            continue
+        ns = arrival[hit[0]] - sent
+        samples.append(ns)
+        windows[min(WINDOWS - 1, int((sent - bumps[0]) / span * WINDOWS))].append(ns)
+    q = [quantiles_us(w) for w in windows if len(w) > 1]
+    return {"n": len(samples), "unmatched": unmatched,
+            "p50_ms": spread([w["p50"] / 1e3 for w in q]) if q else None,
+            "p99_ms": spread([w["p99"] / 1e3 for w in q]) if q else None,
+            "all_p99_ms": quantiles_us(samples)["p99"] / 1e3 if samples else None,
+            "max_ms": max(samples) / 1e6 if samples else None}
+
+
+def baseline_figures(late: np.ndarray) -> dict:
+    chunks = np.array_split(late, WINDOWS)
+    per = [quantiles_us(c) for c in chunks if len(c)]
+    return {"ticks": len(late),
+            "lateness_us": {k: spread([w[k] for w in per]) for k in ("p50", "p99", "p99.9")}
+            | {"max": float(late.max()) / 1e3},
+            "missed_ticks": int(np.sum(late > MISSED_NS))}
+
+
+# -- the whole benchmark -----------------------------------------------------------------------
+def measure(seconds: float = SECONDS, conditions=tuple(CONDITIONS), timeouts: int = TIMEOUTS,
+            client_fifo: bool = True) -> dict:
+    """Every condition's figures; with client_fifo this process (the client)
+    moves to SCHED_FIFO one below the daemon, for good."""
+    cfg = load_config()
+    rt = cfg.realtime
+    result: dict = {"seconds": seconds, "hz": HZ, "realtime": dataclasses.asdict(rt),
+                    "conditions": {}, "client_policy": "SCHED_OTHER"}
+    if client_fifo and rt.priority > 1:   # the client's wake-ups count in its stamps
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(rt.priority - 1))
+            result["client_policy"] = f"SCHED_FIFO {rt.priority - 1}"
+        except OSError:
+            result["client_policy"] = "SCHED_OTHER (SCHED_FIFO refused)"
+    for name in conditions:
+        cond = CONDITIONS[name]
+        with tempfile.TemporaryDirectory() as tmp, cpu_hogs(cond["hog"]) as hogs:
+            flood = None
+            if cond["rate_hz"] > 1000:     # the baseline runs under the same flood
+                flood = threading.Thread(target=_flood_only, args=(cfg, seconds, cond["rate_hz"]))
+                flood.start()
+            late, refused = run_baseline(seconds, rt)
+            if flood is not None:
+                flood.join()
+            daemon = run_daemon(cfg, seconds, cond["rate_hz"], timeouts, Path(tmp))
+        base = baseline_figures(late)
+        base["refused"] = refused
+        result["conditions"][name] = {"hogs": hogs, "rate_hz": cond["rate_hz"],
+                                      "baseline": base, "motiond": daemon}
+    result["targets"] = [t.as_dict() for t in targets(result)]
+    return result
+
+
+def _flood_only(cfg, seconds: float, rate_hz: float) -> None:
+    pub = lcm.LCM(cfg.lcm.url("command"))
+    msg = msgs.robot_control_cmd_lcmt()
+    msg.mode, msg.gait_id, msg.life_count = 11, 3, 1
+    data = msg.encode()
+    period = int(1e9 / rate_hz)
+    wake = lib.mk_now_ns()
+    end = wake + int(seconds * 1e9)
+    while wake < end:
+        pub.publish(cfg.lcm.channels["command"], data)
+        wake += period
+        lib.mk_sleep_until(wake)
+
+
+def targets(result: dict) -> list[Target]:
+    out = []
+    for name, c in result["conditions"].items():
+        d, b = c["motiond"], c["baseline"]
+        p99, base_p99 = d["lateness_us"]["p99"]["median"], b["lateness_us"]["p99"]["median"]
+        out.append(Target(f"[{name}] lateness p99 / C baseline p99", p99 / base_p99, 1.25, "x"))
+        out.append(Target(f"[{name}] missed ticks (> 2 ms late) in {result['seconds']:g} s",
+                          d["missed_ticks"], 0, "ticks"))
+        out.append(Target(f"[{name}] loop body p99", d["loop_us"]["p99"]["median"], 250, "us"))
+        lat = d["command_latency"]
+        out.append(Target(f"[{name}] command -> joint_cmd p99",
+                          lat["all_p99_ms"] if lat.get("all_p99_ms") is not None else float("inf"),
+                          3.0, "ms"))
+        worst = max(d["timeout_ms"]) if d["timeout_ms"] and not d["timeout_failures"] else float("inf")
+        out.append(Target(f"[{name}] timeout, last packet -> mode 7 (worst)", worst, 504, "ms"))
+        if name == "quiet":
+            out.append(Target("[quiet] CPU, share of one core", d["cpu_percent"]["median"], 15, "%"))
+    return out
+
+
+def report(result: dict) -> list[str]:
+    lines = [(f"motiond at {result['hz']} Hz against the C baseline: {result['seconds']:g} s per "
+              f"run, median [min-max] over {WINDOWS} windows; client {result['client_policy']}")]
+    head = (f"{'condition':9} {'loop':9} {'late p50 us':>19} {'late p99 us':>21} "
+            + f"{'late p99.9 us':>21} {'max us':>8} {'missed':>6}")
+    lines.append(head)
+    for name, c in result["conditions"].items():
+        for who in ("baseline", "motiond"):
+            f = c[who]
+            lat = f["lateness_us"]
+            lines.append(f"{name:9} {'C' if who == 'baseline' else 'motiond':9} {fmt(lat['p50']):>19} "
+                         f"{fmt(lat['p99']):>21} {fmt(lat['p99.9']):>21} {lat['max']:8.0f} "
+                         f"{f['missed_ticks']:6d}")
+    lines.append("")
+    lines.append(f"{'condition':9} {'rate/s':>7} {'loop p50 us':>19} {'loop p99 us':>21} "
+                 f"{'cmd->out p50 ms':>19} {'p99 ms':>7} {'timeout ms (each)':>30} {'CPU %':>17}")
+    for name, c in result["conditions"].items():
+        d = c["motiond"]
+        lat = d["command_latency"]
+        p50 = fmt(lat["p50_ms"], 2) if lat.get("p50_ms") else "-"
+        p99 = f"{lat['all_p99_ms']:.2f}" if lat.get("all_p99_ms") is not None else "-"
+        tos = " ".join(f"{x:.1f}" for x in d["timeout_ms"]) or "-"
+        lines.append(f"{name:9} {d['achieved_rate_hz']:7.0f} {fmt(d['loop_us']['p50']):>19} "
+                     f"{fmt(d['loop_us']['p99']):>21} {p50:>19} {p99:>7} {tos:>30} "
+                     f"{fmt(d['cpu_percent']):>17}")
+        notes = []
+        if d["ticks"] < d["ticks_expected"]:
+            notes.append(f"{d['ticks_expected'] - d['ticks']} tick traces not received")
+        if lat.get("unmatched"):
+            notes.append(f"{lat['unmatched']} commands not matched to a tick")
+        if d["timeout_failures"]:
+            notes.append(f"{d['timeout_failures']} timeout trials failed")
+        if d["internal_errors"] or d["exit_code"]:
+            notes.append(f"internal errors {d['internal_errors']}, exit {d['exit_code']}")
+        if d["realtime_degraded"] or c["baseline"]["refused"]:
+            notes.append("real-time settings refused (see the daemon log / baseline output)")
+        if notes:
+            lines.append(f"{'':9} note: " + "; ".join(notes))
+    return lines
+
+
+if __name__ == "__main__":
+    r = measure()
+    print("\n".join(report(r)))
+    for t in targets(r):
+        print(t.row())

@@ -1,0 +1,58 @@
+"""A robot bridge for the benchmark: the built-in sim in its own process,
+answering each joint_cmd with a joint_state over LCM, as a real robot's
+bridge does. So `make bench` measures motiond as it runs on a robot, without
+the sim's physics in its loop. Run under tests/netns.sh only.
+
+    python tests/bench/sim_bridge.py [CONFIG]   (until SIGTERM)
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import lcm
+
+from controller import msgs
+from controller.behaviours.base import make_robot
+from controller.config import load_config
+from controller.native import Kernel
+from controller.sim import SimRobot
+
+
+def main() -> None:
+    cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None)
+    kin = make_robot(cfg, Kernel(cfg.q_min, cfg.q_max, cfg.v_max)).kin
+    sim = SimRobot(cfg, kin)
+    priority = int(os.environ.get("BRIDGE_PRIORITY", "0"))
+    if priority:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        except OSError:
+            pass
+    ch = cfg.lcm.channels
+    joint = lcm.LCM(cfg.lcm.url("joint"))
+
+    def on_joint_cmd(_channel, data) -> None:
+        c = msgs.joint_command_t.decode(data)
+        sim.step(np.array(c.position), np.array(c.velocity), np.array(c.kp), np.array(c.kd),
+                 np.array(c.torque), cfg.dt)
+        joint.publish(ch["joint_state"], sim.joint_state(c.utime))
+
+    joint.subscribe(ch["joint_cmd"], on_joint_cmd)
+    # the first joint_state lets motiond leave OFF; then one per joint_cmd
+    joint.publish(ch["joint_state"], sim.joint_state(0))
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    while not stop:
+        joint.handle_timeout(100)
+
+
+if __name__ == "__main__":
+    main()
