@@ -75,7 +75,8 @@ def stop(proc: subprocess.Popen) -> int:
 def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path) -> None:
     base = tmp_path / "dog1"
     recorder = subprocess.Popen([sys.executable, "-m", "controller.cli.motionctl", "--namespace",
-                                 "dog1", "record", "-o", str(base), "--split-mb", "0.2"],
+                                 "dog1", "record", "-o", str(base), "--split-mb", "0.2",
+                                 "--priority", "40"],   # the daemons run at FIFO 49
                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(0.5)                                    # the loggers listen before the daemon starts
     watch = StatusWatch(["dog1", "dog2"])
@@ -101,8 +102,8 @@ def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path)
     finally:
         watch.close()
         codes = {ns: stop(p) for ns, p in dogs.items()}
-        recorder.send_signal(signal.SIGINT)
-        out, _ = recorder.communicate(timeout=15)
+        recorder.send_signal(signal.SIGTERM)   # SIGINT may be ignored (a background job)
+        out, _ = recorder.communicate(timeout=30)
     assert codes == {"dog1": 0, "dog2": 0}
     assert recorder.returncode == 0, out
 

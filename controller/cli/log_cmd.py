@@ -3,6 +3,7 @@ re-run the controller core on it, plot it."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -62,6 +63,10 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
                           "(default 0: keep every part, numbered .00, .01, ...)")
     rec.add_argument("--duration", type=float, default=None, metavar="S",
                      help="stop after S seconds (default: until Ctrl-C)")
+    rec.add_argument("--priority", type=int, default=0, metavar="P",
+                     help="run the loggers under SCHED_FIFO at P (1-99), below motiond's "
+                          "realtime.priority, so a busy machine cannot starve them into "
+                          "losing packets (default 0: the normal scheduler)")
     rec.set_defaults(func=run_record)
 
     rep = sub.add_parser("replay", help="re-run the controller on a recording and compare",
@@ -81,8 +86,9 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
 def run_record(args: argparse.Namespace, cfg: Config) -> int:
     from controller.lcmjava import LcmJavaError, lcm_tool
 
-    if args.split_mb <= 0 or args.keep < 0:
-        print("motionctl: record: --split-mb must be > 0 and --keep >= 0", file=sys.stderr)
+    if args.split_mb <= 0 or args.keep < 0 or not 0 <= args.priority <= 99:
+        print("motionctl: record: --split-mb must be > 0, --keep >= 0 and --priority in 0-99",
+              file=sys.stderr)
         return EXIT_ERROR
     try:
         tool = lcm_tool("lcm-logger")
@@ -95,9 +101,18 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
         print(f"motionctl: record: {earlier[0]} exists: choose another -o, or remove the earlier "
               "recording (two sessions in one recording cannot be replayed)", file=sys.stderr)
         return EXIT_ERROR
+    if args.priority:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.priority))
+        except OSError as exc:     # the loggers inherit the policy; without it, record anyway
+            print(f"motionctl: record: SCHED_FIFO {args.priority} refused ({exc.strerror}); "
+                  "recording at normal priority", file=sys.stderr)
     base.parent.mkdir(parents=True, exist_ok=True)
+    # SIGINT at its default in the loggers: a shell's background job starts
+    # with it ignored, and lcm-logger would then never flush and stop.
     loggers = {port: subprocess.Popen(logger_argv(tool, cfg.lcm, port, base, args.split_mb, args.keep),
-                                      stderr=subprocess.PIPE, text=True)
+                                      stderr=subprocess.PIPE, text=True,
+                                      preexec_fn=_default_sigint)
                for port in cfg.lcm.ports}
     for port in loggers:
         print(f"recording {cfg.lcm.url(port)} to {part_name(base, port)}.*", flush=True)
@@ -129,6 +144,10 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
     for path in sorted(base.parent.glob(f"{base.name}.*")):
         print(f"{path}  {path.stat().st_size} bytes")
     return code
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_replay(args: argparse.Namespace, cfg: Config) -> int:
