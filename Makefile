@@ -54,6 +54,13 @@ test: build wheelhouse
 bench: build
 	tests/netns.sh $(PY) tests/bench/run.py
 
+# Ten minutes of random commands with faults injected (docs/RELIABILITY.md):
+# RSS, lateness and the daemon's log judged at the end; bench/soak.json.
+# SOAK_SECONDS=N changes the length. Not part of `make test`.
+.PHONY: soak
+soak: build
+	tests/netns.sh $(PY) tests/bench/soak.py
+
 # The lcm wheel links against glib's shared library (Debian: libglib2.0-0);
 # the tests need unshare (util-linux), ip (iproute2) and systemd-analyze (systemd,
 # to check the service unit; systemd need not be running).
