@@ -243,6 +243,7 @@ class Config:
     limbs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     scripts: ScriptsConfig | None = None
     priorities: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
+    command_queue_capacity: int = 1024   # blocks (SPEC §3); a command beyond it is refused
 
     @property
     def num_joints(self) -> int:
@@ -425,6 +426,7 @@ def load_config(path: str | Path | None = None) -> Config:
         kind=kind,
         tick_hz=r.number("tick_hz", 50.0, 2000.0),
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
+        command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         lcm=lcm_cfg,
         fsm=fsm,
         motions=_motions(r, path) if "motions" in r.data else None,

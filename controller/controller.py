@@ -149,7 +149,7 @@ class Controller:
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
         # the humanoid reports the feet its motion plans on the ground.
         self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
-        self.queue = CommandQueue(expand_motion=self._expand_motion)
+        self.queue = CommandQueue(cfg.command_queue_capacity, expand_motion=self._expand_motion)
         self.user_params: list[Block] = []
         self.motion_refusal = ""      # why the last mode-62 block could not expand
         self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,

@@ -6,7 +6,8 @@ runtime does, and records every response and joint command.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +51,11 @@ class Rig:
     joint_cmds: list[msgs.joint_command_t] = field(default_factory=list)
     record_joints: bool = False
     life_count: int = 0
+    # Config fields replaced after loading, e.g. {"command_queue_capacity": 8}.
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.cfg = load_config(self.config_path)
+        self.cfg = replace(load_config(self.config_path), **self.overrides)
         self.ctl = Controller(self.cfg)
         self.robot = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
         self.pending: list[tuple[str, bytes]] = []
