@@ -734,6 +734,8 @@ class Controller:
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)
+        elif self.shutting_down:
+            self.fsm.damp(ctx)
         else:
             self.fsm.step(ctx, fault=self.fault_now)
         self._script_tick(now_ns, ctx, active)

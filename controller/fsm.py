@@ -89,6 +89,22 @@ class Fsm:
         self.hold_ticks = 0
         self.footpos_error = 0
 
+    def damp(self, ctx: TickContext) -> None:
+        """The passive damper at once, whatever the transition table says: the
+        daemon is shutting down, and a pending hand-over (a trot slowing down,
+        a jump landing) or the stiff active lie-down must not be its last word."""
+        damper = self.behaviours[DAMPER]
+        if self.state is damper and not damper.active:
+            damper.run(ctx)
+        else:
+            self.state.exit()
+            self.state = damper
+            damper.enter_passive(ctx)
+        if self.operating == TRANSITIONING:
+            self.operating = NORMAL
+        self.target = None
+        self.ban = 0
+
     def estop(self, ctx: TickContext) -> None:
         """Enter ESTOP: passive at once (SPEC §5.6.4)."""
         if self.operating != ESTOP:
