@@ -239,6 +239,18 @@ def test_after_a_tracking_fault_heartbeats_keep_it_damped_and_a_new_command_reco
     r.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 5000)
 
 
+def test_a_move_goal_in_edamp_is_refused(standing: Rig) -> None:
+    r = standing
+    off_target(r, 7, 10)
+    goal = msgs.motion_goal_t()
+    goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 11, 0.5, 10.0
+    r.raw(r.ch["motion_goal"], goal.encode())
+    r.tick()
+    done = [msgs.motion_event_t.decode(d) for _, ch, d in r.last_out.messages if ch == r.ch["motion_event"]]
+    assert [(e.goal_id, e.reason) for e in done] == [(11, 4)]          # REFUSED
+    assert done[0].text == "refused: the robot is in EDAMP: a recovery stand (12) first"
+
+
 @pytest.mark.parametrize("where", ["off", "damper_lie_down", "compliant_swing_leg"])
 def test_limp_damped_and_compliant_joints_are_not_checked(where: str) -> None:
     r = Rig()
