@@ -94,7 +94,7 @@ class Fsm:
         daemon is shutting down, and a pending hand-over (a trot slowing down,
         a jump landing) or the stiff active lie-down must not be its last word."""
         damper = self.behaviours[DAMPER]
-        if self.state is damper and not damper.active:
+        if self.state is damper and not getattr(damper, "active", False):
             damper.run(ctx)
         else:
             self.state.exit()
