@@ -18,6 +18,7 @@ FROM_INJECTED = "injected"
 FROM_GOAL = "goal"           # a motion_goal move drives mode 11
 FROM_MOTION = "motion"       # a step of a mode-62 motion; counts as a command (SPEC §4.3)
 FROM_SCRIPT = "script"       # a full-body script request plays in the script mode
+FROM_FAULT = "fault"         # a fault's damper or OFF (controller/faults.py)
 
 FILLER_TICKS = 200  # 400 ms (SPEC §3.4)
 ALL_LEGS = 0x0F

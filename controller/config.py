@@ -220,6 +220,17 @@ class RealtimeConfig:
 
 
 @dataclass(frozen=True)
+class SafetyConfig:
+    """Faults of the robot side that put the robot in the damper (EDAMP) on
+    their own (docs/RELIABILITY.md): the joint_state stream stopping, and a
+    joint that stays far from its target."""
+    joint_state_timeout_ms: float = 50.0
+    tracking_error_rad: float = 0.8     # measured vs commanded position, per joint
+    tracking_error_ms: float = 20.0     # for this long without a break
+    tracking_min_kp: float = 1.0        # N m/rad: softer joints are compliant by design
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     robot: str
@@ -254,6 +265,8 @@ class Config:
     scripts: ScriptsConfig | None = None
     priorities: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
     realtime: RealtimeConfig = field(default_factory=RealtimeConfig)
+    command_queue_capacity: int = 1024   # blocks (SPEC §3); a command beyond it is refused
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     @property
     def num_joints(self) -> int:
@@ -436,6 +449,8 @@ def load_config(path: str | Path | None = None) -> Config:
         kind=kind,
         tick_hz=r.number("tick_hz", 50.0, 2000.0),
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
+        command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
+        safety=_safety(r),
         lcm=lcm_cfg,
         fsm=fsm,
         motions=_motions(r, path) if "motions" in r.data else None,
@@ -457,6 +472,20 @@ def _realtime(r: _Reader) -> RealtimeConfig:
         lock_memory=rr.get("lock_memory", bool, default.lock_memory),
         timer_slack_ns=int(rr.number("timer_slack_ns", 1, 1_000_000, default.timer_slack_ns)),
         gc_freeze=rr.get("gc_freeze", bool, default.gc_freeze),
+    )
+
+
+def _safety(r: _Reader) -> SafetyConfig:
+    if "safety" not in r.data:
+        return SafetyConfig()
+    sr = r.sub("safety")
+    d = SafetyConfig()
+    return SafetyConfig(
+        joint_state_timeout_ms=sr.number("joint_state_timeout_ms", 4.0, 5000.0,
+                                         d.joint_state_timeout_ms),
+        tracking_error_rad=sr.number("tracking_error_rad", 0.05, 6.3, d.tracking_error_rad),
+        tracking_error_ms=sr.number("tracking_error_ms", 0.0, 1000.0, d.tracking_error_ms),
+        tracking_min_kp=sr.number("tracking_min_kp", 0.0, 10000.0, d.tracking_min_kp),
     )
 
 

@@ -30,9 +30,17 @@ from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
-from controller.block import FROM_GOAL, FROM_MOTOR, FROM_SCRIPT, FROM_TIMEOUT, Block
+from controller.block import (
+    FROM_FAULT,
+    FROM_GOAL,
+    FROM_MOTOR,
+    FROM_SCRIPT,
+    FROM_TIMEOUT,
+    Block,
+)
 from controller.config import Config
 from controller.director import SAFETY_MODES, Director, ScriptRun
+from controller.faults import JointStateWatch, TrackingWatch
 from controller.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.gait_table import GaitDefinition
 from controller.goals import (
@@ -76,6 +84,8 @@ OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
 USER_GAIT_HEADERS = {DEF_HEADER: "def", PARAMS_HEADER: "params"}
 USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
+MOTOR_OFFLINE = 1             # motor_error bit0 (SPEC §5.9): set on every joint while
+                              # joint_state is missing
 
 
 @dataclass
@@ -151,7 +161,7 @@ class Controller:
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
         # the humanoid reports the feet its motion plans on the ground.
         self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
-        self.queue = CommandQueue(expand_motion=self._expand_motion)
+        self.queue = CommandQueue(cfg.command_queue_capacity, expand_motion=self._expand_motion)
         self.user_params: list[Block] = []
         self.motion_refusal = ""      # why the last mode-62 block could not expand
         self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,
@@ -181,6 +191,12 @@ class Controller:
         self.user_gait: dict[str, str] = {}
         self.timed_out = False
         self.override_count = 0
+        # Faults that damp the robot on their own (controller/faults.py): the
+        # damper (or OFF) block a fault holds the robot in until a new command.
+        self.joint_watch = JointStateWatch(cfg.safety.joint_state_timeout_ms, cfg.tick_hz)
+        self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
+        self.fault_block = Block(mode=7, source=FROM_FAULT)
+        self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
         # Motor fault bits per joint, wire order: controller_status carries
@@ -273,6 +289,9 @@ class Controller:
         volts = float(msg.battery_voltage)
         self.battery_v = volts if math.isfinite(volts) and volts > 0.0 else None
         self.fsm.measured = True
+        outage_ns = self.joint_watch.received(now_ns)
+        if outage_ns is not None:
+            self._joint_state_back(now_ns, outage_ns)
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, data)
@@ -289,7 +308,8 @@ class Controller:
             block = result.block
             self.log.debug("command", mode=block.mode, gait=block.gait_id,
                            life_count=block.life_count, duration_ticks=block.duration)
-            outranked = self._outranked_by_script("robot_control_cmd", block.mode)
+            outranked = self._joint_state_missing(now_ns) \
+                or self._outranked_by_script("robot_control_cmd", block.mode)
             if outranked:
                 self.counters.commands_rejected += 1
                 self._error(now_ns, f"command mode {block.mode} refused: {outranked}",
@@ -379,7 +399,8 @@ class Controller:
         msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)
         if msg is None:
             return
-        outranked = self._outranked_by_script("motion_goal", 11)
+        outranked = self._joint_state_missing(now_ns) or self._damped_by_fault() \
+            or self._outranked_by_script("motion_goal", 11)
         if outranked and msg.kind in MOVE_GOALS:
             text = f"refused: {outranked}"
             self._error(now_ns, f"motion goal {msg.goal_id}: {text}", "goal_refused")
@@ -408,6 +429,12 @@ class Controller:
     def _select_source(self, now_ns: int) -> None:
         if self.shutting_down:
             self.queue.replace_all(Block(mode=7 if self.fsm.mode != 0 else 0, source=FROM_TIMEOUT))
+            return
+        if self.fault_now or self.joint_watch.lost:
+            # Nothing else may command the robot until the fault is gone; the
+            # fault's block then stays until a new command replaces it.
+            if self.queue.blocks[0] is not self.fault_block:
+                self.queue.replace_all(self.fault_block)
             return
         motor_fresh = self.motor_msg is not None and now_ns - self.motor_rx_ns < MOTOR_CTRL_LOST_NS
         if motor_fresh and self._outranked_by_script("motor_ctrl", 15):
@@ -471,6 +498,82 @@ class Controller:
             self.override_count = 0
             self.queue.override = None
 
+    # -- faults of the robot side (controller/faults.py, docs/RELIABILITY.md) -------------
+    def _check_faults(self, now_ns: int) -> bool:
+        """True when a fault trips this tick: the robot goes to the damper
+        (EDAMP) or, from OFF, stays OFF, and the fault's block replaces the
+        command until a new one arrives."""
+        if self.joint_watch.check(now_ns):
+            gap_ms = self.joint_watch.gap_ns(now_ns) / 1e6
+            self._mark_offline(True)
+            self._trip(now_ns, "joint_state_lost",
+                       f"no joint_state for {gap_ms:.0f} ms "
+                       f"(safety.joint_state_timeout_ms {self.cfg.safety.joint_state_timeout_ms:g})",
+                       gap_ms=round(gap_ms, 3))
+            return True
+        state = self.fsm.state
+        if self.joint_watch.lost or not self.fsm.measured or not state.checks_tracking \
+                or self.fsm.operating in (EDAMP, ESTOP):
+            self.tracking.reset()
+            return False
+        k = self.kernel
+        found = self.tracking.check(self.q, k.pos, k.kp)
+        if found is None:
+            return False
+        joint, error = found
+        name = self.cfg.joint_names[joint]
+        s = self.cfg.safety
+        self._trip(now_ns, "tracking_error",
+                   f"{name} is {error:.2f} rad from its target for {s.tracking_error_ms:g} ms "
+                   f"(safety.tracking_error_rad {s.tracking_error_rad:g}) in {self.cfg.fsm.name(state.mode)}",
+                   joint=name, error_rad=round(error, 3), target=round(float(k.pos[joint]), 3),
+                   measured=round(float(self.q[joint]), 3))
+        self.tracking.reset()
+        return True
+
+    def _trip(self, now_ns: int, event: str, text: str, **fields: Any) -> None:
+        off = self.fsm.mode == 0
+        action = "staying OFF" if off else "damping (EDAMP)"
+        self.fault_block = Block(mode=0 if off else 7, source=FROM_FAULT)
+        if self.goals.active:
+            self.events += self.goals.preempt(now_ns, f"{event}: {text}", self.odom)
+        self.counters.last_error = f"{text}: {action} until a new command"
+        suppressed = self.limit.allow(event, now_ns)
+        if suppressed is not None:
+            self.log.warning(event, **fields, action=action, state=self.cfg.fsm.name(self.fsm.mode),
+                             suppressed=suppressed)
+
+    def _joint_state_back(self, now_ns: int, outage_ns: int) -> None:
+        self._mark_offline(False)
+        outage_ms = outage_ns / 1e6
+        held = self.cfg.fsm.name(self.fault_block.mode)
+        self.counters.last_error = (f"joint_state back after {outage_ms:.0f} ms: "
+                                    f"{held} until a new command")
+        suppressed = self.limit.allow("joint_state_back", now_ns)
+        if suppressed is not None:
+            self.log.info("joint_state_back", outage_ms=round(outage_ms, 3), holding=held,
+                          suppressed=suppressed)
+
+    def _joint_state_missing(self, now_ns: int) -> str | None:
+        """Why nothing may be commanded now (joint_state lost), or None."""
+        if not self.joint_watch.lost:
+            return None
+        return f"no joint_state for {self.joint_watch.gap_ns(now_ns) / 1e6:.0f} ms"
+
+    def _damped_by_fault(self) -> str | None:
+        if self.fsm.operating not in (EDAMP, ESTOP):
+            return None
+        return (f"the robot is in {'EDAMP' if self.fsm.operating == EDAMP else 'ESTOP'}: "
+                f"a recovery stand (12) first")
+
+    def _mark_offline(self, offline: bool) -> None:
+        if offline:
+            self.motor_error |= MOTOR_OFFLINE
+        else:
+            self.motor_error &= ~MOTOR_OFFLINE
+        self.response.motor_error = self.motor_error[self.cfg.leg_indices].tolist()
+        self.status.motor_error = self.motor_error.tolist()
+
     # -- scripts (controller/director.py) ------------------------------------------------
     def _on_script_request(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["script_request"], msgs.script_request_t, data)
@@ -485,7 +588,7 @@ class Controller:
     def _priority(self, block: Block) -> int | None:
         """The priority of the motion `block` drives; None for the safety
         fallbacks (timeout, OFF, damper), which nothing outranks."""
-        if block.source == FROM_TIMEOUT or block.mode == 0 or self.shutting_down:
+        if block.source in (FROM_TIMEOUT, FROM_FAULT) or block.mode == 0 or self.shutting_down:
             return None
         if block.script is not None:
             return int(block.script.priority)
@@ -523,7 +626,7 @@ class Controller:
         fsm = self.fsm
         name = self.cfg.fsm.name(fsm.mode)
         if fsm.mode == 0 or fsm.operating in (EDAMP, ESTOP) or self.shutting_down \
-                or self.last_active.source == FROM_TIMEOUT:
+                or self.last_active.source in (FROM_TIMEOUT, FROM_FAULT):
             # A commanded damper (7) is not refused here: a full-body script
             # that outranks the command may start from it (get up).
             return f"the robot is in {name} ({self.last_active.source}); no script may start"
@@ -620,6 +723,7 @@ class Controller:
                 self._on_goal(now_ns, data)
             elif channel == ch["script_request"]:
                 self._on_script_request(now_ns, data)
+        self.fault_now = self._check_faults(now_ns)
         self._start_scripts(now_ns)
         self._select_source(now_ns)
         previous_status = self.last_reported[2]
@@ -633,8 +737,10 @@ class Controller:
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)
+        elif self.shutting_down:
+            self.fsm.damp(ctx)
         else:
-            self.fsm.step(ctx)
+            self.fsm.step(ctx, fault=self.fault_now)
         self._script_tick(now_ns, ctx, active)
         self.kernel.step(t)
 

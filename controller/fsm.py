@@ -89,6 +89,22 @@ class Fsm:
         self.hold_ticks = 0
         self.footpos_error = 0
 
+    def damp(self, ctx: TickContext) -> None:
+        """The passive damper at once, whatever the transition table says: the
+        daemon is shutting down, and a pending hand-over (a trot slowing down,
+        a jump landing) or the stiff active lie-down must not be its last word."""
+        damper = self.behaviours[DAMPER]
+        if self.state is damper and not getattr(damper, "active", False):
+            damper.run(ctx)
+        else:
+            self.state.exit()
+            self.state = damper
+            damper.enter_passive(ctx)
+        if self.operating == TRANSITIONING:
+            self.operating = NORMAL
+        self.target = None
+        self.ban = 0
+
     def estop(self, ctx: TickContext) -> None:
         """Enter ESTOP: passive at once (SPEC §5.6.4)."""
         if self.operating != ESTOP:
@@ -96,9 +112,11 @@ class Fsm:
             self.hold_ticks = 0
             self._switch(ctx, OFF)
 
-    def step(self, ctx: TickContext) -> None:
+    def step(self, ctx: TickContext, fault: bool = False) -> None:
+        """One tick; `fault`: a fault the controller watches (joint_state lost,
+        a tracking error) tripped this tick, and the robot enters EDAMP."""
         requested = ctx.block.mode
-        self._pre_check(ctx)
+        self._pre_check(ctx, fault)
         if self.operating == ESTOP:
             self._estop_tick(ctx)
         elif self.operating == EDAMP:
@@ -148,24 +166,26 @@ class Fsm:
         if self.hold_ticks >= ESTOP_HOLD_TICKS:
             self.operating = NORMAL
 
-    def _pre_check(self, ctx: TickContext) -> None:
+    def _pre_check(self, ctx: TickContext, fault: bool) -> None:
         if self.operating in (ESTOP, EDAMP):
             return   # keep the bits that caused it
         workspace = self.state.foot_workspace()
-        if workspace is None:
-            self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
-            return
-        bits = self._foot_workspace_bits(ctx, *workspace)
-        self.footpos_error = bits
-        if bits:
-            self.operating = EDAMP
-            self.hold_ticks = 0
-            self.target = None
-            self.ban = 0   # the damper's own refusal flag starts clear
-            damper = self.behaviours[DAMPER]
-            self.state.exit()
-            self.state = damper
-            damper.enter_passive(ctx)
+        self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
+        if workspace is not None:
+            self.footpos_error = self._foot_workspace_bits(ctx, *workspace)
+        if self.footpos_error or fault:
+            self._enter_edamp(ctx)
+
+    def _enter_edamp(self, ctx: TickContext) -> None:
+        """The passive damper at once, held for EDAMP_HOLD_TICKS (SPEC §5.6)."""
+        self.operating = EDAMP
+        self.hold_ticks = 0
+        self.target = None
+        self.ban = 0   # the damper's own refusal flag starts clear
+        damper = self.behaviours[DAMPER]
+        self.state.exit()
+        self.state = damper
+        damper.enter_passive(ctx)
 
     def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
         """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""

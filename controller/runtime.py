@@ -152,6 +152,8 @@ class Runtime:
                     self.log.warning("tick_overrun", missed_ticks=int(missed),
                                      late_ms=round(late / 1e6, 3))
                 deadline = wake
+            if self.stop_requested and not self.ctl.shutting_down:
+                self.ctl.shutdown()             # this tick is the first of the damper's
             if wake >= self.notify_due_ns:      # one integer compare per tick
                 self._notify(wake)              # first in the tick: pings keep their spacing
             self._tick(wake)
@@ -165,8 +167,6 @@ class Runtime:
             self.loop[slot] = self.prev_loop_ns
             self.filled += 1
             if self.stop_requested:
-                if not self.ctl.shutting_down:
-                    self.ctl.shutdown()
                 shutdown_left -= 1
                 if shutdown_left <= 0:
                     break

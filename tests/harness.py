@@ -6,7 +6,8 @@ runtime does, and records every response and joint command.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -50,9 +51,14 @@ class Rig:
     joint_cmds: list[msgs.joint_command_t] = field(default_factory=list)
     record_joints: bool = False
     life_count: int = 0
+    # Config fields replaced after loading, e.g. {"command_queue_capacity": 8}.
+    overrides: dict[str, Any] = field(default_factory=dict)
+    # False: the sim keeps moving but its joint_state no longer reaches the
+    # controller (a robot bridge that stopped publishing).
+    feed_joint_state: bool = True
 
     def __post_init__(self) -> None:
-        self.cfg = load_config(self.config_path)
+        self.cfg = replace(load_config(self.config_path), **self.overrides)
         self.ctl = Controller(self.cfg)
         self.robot = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
         self.pending: list[tuple[str, bytes]] = []
@@ -83,7 +89,7 @@ class Rig:
         if heartbeat and self.heartbeat_msg is not None and not any(
                 ch == self.ch["command"] for ch, _ in inbox):
             inbox.append((self.ch["command"], self.heartbeat_msg.encode()))
-        if self.robot is not None:
+        if self.robot is not None and self.feed_joint_state:
             inbox.insert(0, (self.ch["joint_state"], self.robot.joint_state(self.now_ns // 1000)))
         tick = self.ctl.tick
         out = self.ctl.step(self.now_ns, inbox)

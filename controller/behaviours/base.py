@@ -183,6 +183,10 @@ class Behaviour:
     mode: int = -1
     # A re-request of this mode does not cancel a pending transition (SPEC §5.6).
     keeps_target = False
+    # The controller checks that stiff joints follow their targets
+    # (controller/faults.py); states that do not position-control the joints
+    # (OFF, the damper, motor_ctrl's pass-through) say False.
+    checks_tracking = True
 
     def __init__(self, robot: Robot) -> None:
         self.robot = robot

@@ -21,6 +21,7 @@ ENTRY_TOLERANCE = np.radians(4.0)
 
 class Damper(Behaviour):
     mode = 7
+    checks_tracking = False   # gait 1 lies down stiffly, but the damper is the fallback
 
     def enter(self, ctx: TickContext) -> None:
         if ctx.block.gait_id != 1:

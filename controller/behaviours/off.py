@@ -6,6 +6,7 @@ from controller.behaviours.base import Behaviour, TickContext
 
 class Off(Behaviour):
     mode = 0
+    checks_tracking = False
 
     def enter(self, ctx: TickContext) -> None:
         self.go_limp(ctx)
