@@ -62,3 +62,15 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline():
     names = [t["name"] for t in result["targets"]]
     assert len(names) == 6 and all(n.startswith("[quiet]") for n in names)
     assert len(bench.report(result)) >= 6
+
+
+def test_soak_runs_with_every_fault_and_logs_no_error():
+    """A few seconds of make soak: every figure is produced; the daemon
+    survives what was injected without logging an error."""
+    soak = load("soak")
+    result = soak.main(seconds=6.0, seed=3)
+    assert result["exit_code"] == 0 and result["errors"] == []
+    assert result["rss_kb"]["samples"] >= 5 and result["rss_kb"]["after_warmup"] > 0
+    assert result["ticks"] >= 0.9 * 6.0 * 500
+    assert result["faults"]["commands"] > 0 and result["faults"]["garbage"] > 0
+    assert result["events"]["packet_rejected"] > 0     # the garbage was seen and refused
