@@ -21,6 +21,7 @@ ENTRY_TOLERANCE = np.radians(4.0)
 
 class Damper(Behaviour):
     mode = 7
+    gaits = frozenset({0, 1})    # passive, active lie-down
 
     def enter(self, ctx: TickContext) -> None:
         if ctx.block.gait_id != 1:

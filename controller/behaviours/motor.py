@@ -21,6 +21,7 @@ ERR_MUTATION = (1 << 2, 1 << 3, 1 << 4)
 
 class MotorCtrl(Behaviour):
     mode = 15
+    gaits = frozenset({0})
 
     def enter(self, ctx: TickContext) -> None:
         self.err_flag = ERR_LOST     # set on entry until the wait and a zero frame
