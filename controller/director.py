@@ -232,12 +232,15 @@ class Director:
     def _refusal(msg: Any) -> str | None:
         if msg.action not in (PLAY, CANCEL):
             return f"unknown action {msg.action}"
-        if msg.action == CANCEL:
-            return None
-        if not 1 <= msg.num_names <= MAX_NAMES:
-            return f"give 1 to {MAX_NAMES} script names, got {msg.num_names}"
+        # Oversized arrays and strings are refused whatever the action (a
+        # CANCEL names no script, but carries no more than a PLAY may).
+        fewest = 0 if msg.action == CANCEL else 1
+        if not fewest <= msg.num_names <= MAX_NAMES:
+            return f"give {fewest} to {MAX_NAMES} script names, got {msg.num_names}"
         if any(len(n) > MAX_NAME_CHARS for n in msg.names):
             return f"a script name is longer than {MAX_NAME_CHARS} characters"
+        if msg.action == CANCEL:
+            return None
         if not 0 <= msg.priority <= 100:
             return f"priority {msg.priority} is outside 0..100"
         if not math.isfinite(msg.speed) or msg.speed < 0:
