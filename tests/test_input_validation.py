@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from harness import Rig
 
+from controller import msgs
 from controller.fsm import BAN_TRANS
 
 HUMANOID = "config/humanoid20.yaml"
@@ -95,3 +96,61 @@ def test_humanoid_unknown_gaits_are_refused(mode: int, gait: int, reason: str) -
     rig.run(100)
     assert rig.mode == 12 and rig.last.switch_status == BAN_TRANS
     assert reason in rig.ctl.counters.last_error
+
+
+# -- motion goals: only a refusal counts as a rejected command ---------------------------
+
+def goal(kind: int, goal_id: int, **fields: float) -> bytes:
+    msg = msgs.motion_goal_t()
+    msg.kind, msg.goal_id = kind, goal_id
+    for name, value in fields.items():
+        setattr(msg, name, value)
+    return msg.encode()
+
+
+def events(rig: Rig) -> list[msgs.motion_event_t]:
+    return [msgs.motion_event_t.decode(data) for _, ch, data in rig.last_out.messages
+            if ch == rig.ch["motion_event"]]
+
+
+def test_a_refused_goal_is_counted_and_a_cancelled_move_is_not_an_error(standing: Rig) -> None:
+    c = standing.ctl.counters
+    standing.raw(standing.ch["motion_goal"], goal(1, 7, distance=1.0, timeout=float("nan")))
+    standing.tick()
+    assert [(e.goal_id, e.kind, e.reason) for e in events(standing)] == [(7, 1, 4)]  # GOAL_DONE REFUSED
+    assert c.commands_rejected == 1 and c.last_error == "motion goal 7: timeout is not finite"
+
+    standing.raw(standing.ch["motion_goal"], goal(1, 8, distance=1.0, timeout=20.0))
+    standing.run(200, heartbeat=False)
+    standing.raw(standing.ch["motion_goal"], goal(2, 9, speed=0.1, timeout=5.0))   # pre-empts 8
+    standing.tick()
+    standing.raw(standing.ch["motion_goal"], goal(0, 10))                            # STOP: cancels 9
+    standing.tick()
+    assert c.commands_rejected == 1, c.last_error
+    assert c.last_error == "motion goal 7: timeout is not finite"
+
+
+# -- script requests: oversized arrays and strings, whatever the action -----------------
+
+def script_request(action: int, names: list[str], request_id: int = 3) -> bytes:
+    msg = msgs.script_request_t()
+    msg.action, msg.request_id = action, request_id
+    msg.names, msg.num_names = names, len(names)
+    return msg.encode()
+
+
+@pytest.mark.parametrize("names, reason", [
+    (["Stand"] * 17, "give 0 to 16 script names, got 17"),
+    (["x" * 65], "a script name is longer than 64 characters")])
+def test_an_oversized_cancel_is_refused(names: list[str], reason: str) -> None:
+    rig = Rig(HUMANOID)
+    rig.run(20)
+    rig.raw(rig.ch["script_request"], script_request(1, names))
+    rig.tick()
+    assert rig.ctl.counters.commands_rejected == 1
+    assert rig.ctl.counters.last_error == f"script request 3 refused: {reason}"
+    (done,) = events(rig)
+    assert (done.goal_id, done.kind, done.reason) == (3, 7, 4)      # SCRIPT_DONE REFUSED
+    rig.raw(rig.ch["script_request"], script_request(1, ["x" * 64] * 16, request_id=4))
+    rig.tick()                                                   # the largest allowed: a plain cancel
+    assert rig.ctl.counters.commands_rejected == 1
