@@ -154,3 +154,24 @@ def test_an_oversized_cancel_is_refused(names: list[str], reason: str) -> None:
     rig.raw(rig.ch["script_request"], script_request(1, ["x" * 64] * 16, request_id=4))
     rig.tick()                                                   # the largest allowed: a plain cancel
     assert rig.ctl.counters.commands_rejected == 1
+
+
+def test_a_tiny_script_speed_is_refused_not_raised() -> None:
+    """Found by tests/test_fuzz.py (test_every_accepted_script_request_can_be_announced):
+    speed 1.12e-44 stretched KickRight to ~1e44 s, beyond the float32 of
+    SCRIPT_STARTED's value, and publishing the event raised out of the step."""
+    rig = Rig(HUMANOID)
+    rig.stand()
+    for request_id, speed in ((11, 1.1210387714598537e-44), (12, 0.0099)):
+        msg = msgs.script_request_t()
+        msg.request_id, msg.priority, msg.speed = request_id, 100, speed
+        msg.names, msg.num_names = ["KickRight"], 1
+        rig.raw(rig.ch["script_request"], msg.encode())
+        rig.tick()
+        (done,) = events(rig)
+        assert (done.goal_id, done.kind, done.reason) == (request_id, 7, 4)   # SCRIPT_DONE REFUSED
+        assert "must be 0 (as written) or a finite number >= 0.01" in done.text
+    msg.request_id, msg.speed = 13, 0.5                      # slow, but a motion: plays
+    rig.raw(rig.ch["script_request"], msg.encode())
+    rig.run(10)
+    assert rig.ctl.director.last is not None and rig.ctl.director.last.request_id == 13
