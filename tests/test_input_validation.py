@@ -6,11 +6,19 @@ the end of this file.
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from harness import Rig
 
-from controller import msgs
+from controller import msgs, runtime
+from controller.config import load_config
+from controller.controller import FIXED_SIZES, Counters
 from controller.fsm import BAN_TRANS
 
 HUMANOID = "config/humanoid20.yaml"
@@ -175,3 +183,180 @@ def test_a_tiny_script_speed_is_refused_not_raised() -> None:
     rig.raw(rig.ch["script_request"], msg.encode())
     rig.run(10)
     assert rig.ctl.director.last is not None and rig.ctl.director.last.request_id == 13
+
+
+# -- docs/VALIDATION.md stays true to the code ----------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "VALIDATION.md"
+CONTROLLER = ROOT / "controller" / "controller.py"
+CELL_NAME = re.compile(r"^`([^`]+)`")
+
+
+def doc_sections() -> dict[str, str]:
+    """`## heading` -> its text (up to the next `## `)."""
+    parts = re.split(r"^## (.+)$", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of every table row in `text`, header and separator rows left out."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and not re.match(r"^\|[-| ]+\|$", line):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows.append(cells)
+    return rows
+
+
+def names_in_first_column(text: str) -> set[str]:
+    return {m[1] for cells in table_rows(text) if (m := CELL_NAME.match(cells[0]))}
+
+
+def lcm_fields(type_name: str) -> list[str]:
+    text = (ROOT / "lcmtypes" / f"{type_name}.lcm").read_text()
+    body = re.sub(r"//[^\n]*", "", text[text.index("{") + 1:text.rindex("}")])
+    fields = []
+    for decl in body.split(";"):
+        words = decl.split()
+        if words and words[0] != "const":
+            fields.append(re.sub(r"\[.*", "", words[-1]))
+    return fields
+
+
+def controller_ast() -> ast.Module:
+    return ast.parse(CONTROLLER.read_text(encoding="utf-8"))
+
+
+def decoded_types() -> dict[str, str]:
+    """Channel key -> the type the controller decodes it as, from its
+    `self._decode(now_ns, self.ch["KEY"], msgs.TYPE, data)` calls."""
+    found = {}
+    for node in ast.walk(controller_ast()):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "_decode":
+            channel, kind = node.args[1], node.args[2]
+            assert isinstance(channel, ast.Subscript) and isinstance(kind, ast.Attribute)
+            found[ast.literal_eval(channel.slice)] = kind.attr
+    return found
+
+
+def test_every_inbound_type_has_a_section_with_a_row_for_each_field() -> None:
+    types = decoded_types()
+    subscribed = {name for _, names in runtime.INPUTS for name in names}
+    assert set(types) == subscribed, "the controller decodes what the runtime subscribes to"
+    channels = load_config().lcm.names
+    sections = doc_sections()
+    for key, type_name in types.items():
+        heading = f"`{channels[key]}` — `{type_name}`"
+        assert heading in sections, f"docs/VALIDATION.md has no section '## {heading}'"
+        fields = lcm_fields(type_name)
+        assert fields, type_name
+        missing = [f for f in fields if f not in names_in_first_column(sections[heading])]
+        assert not missing, f"{type_name}: fields without a row in docs/VALIDATION.md: {missing}"
+        assert f"`{channels[key]}` (`{key}`) | `{type_name}`" in sections["Channels"]
+
+
+def log_calls() -> dict[str, set[str]]:
+    """Event name -> the field names written with it, for the controller's
+    `self.log.LEVEL("event", ...)` calls and its `self._error(..., "event")`
+    calls (whose fields are those of the log call inside _error)."""
+    events: dict[str, set[str]] = {}
+    error_fields: set[str] = set()
+    for node in ast.walk(controller_ast()):
+        if isinstance(node, ast.FunctionDef) and node.name == "_error":
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "warning":
+                    error_fields = {k.arg for k in call.keywords if k.arg}
+    assert error_fields == {"reason", "suppressed"}
+    for node in ast.walk(controller_ast()):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "_error" and len(node.args) == 3 \
+                and isinstance(node.args[2], ast.Constant):
+            events.setdefault(node.args[2].value, set()).update(error_fields)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
+                and func.value.attr == "log" and node.args and isinstance(node.args[0], ast.Constant):
+            events.setdefault(node.args[0].value, set()).update(
+                k.arg for k in node.keywords if k.arg)
+    return events
+
+
+def test_documented_log_events_exist_with_their_fields() -> None:
+    code = log_calls()
+    rows = [cells for cells in table_rows(doc_sections()["Counters and log events"])
+            if len(cells) == 4 and CELL_NAME.match(cells[0])]
+    documented = {CELL_NAME.match(cells[0])[1]: set(re.findall(r"`([^`]+)`", cells[2]))
+                  for cells in rows}
+    assert len(documented) >= 10
+    for event, fields in documented.items():
+        assert event in code, f"docs/VALIDATION.md names a log event the controller never writes: {event}"
+        assert fields == code[event], f"{event}: documented fields {fields}, code {code[event]}"
+    # Every event the input paths write (through _error) is documented.
+    error_events = {e for e, f in code.items() if f == {"reason", "suppressed"}}
+    assert error_events <= set(documented), error_events - set(documented)
+
+
+def test_documented_counters_are_the_status_counters() -> None:
+    text = doc_sections()["Counters and log events"]
+    counters = {cells[0].strip("`") for cells in table_rows(text)
+                if len(cells) == 2 and CELL_NAME.match(cells[0])}
+    kept = {f.name for f in dataclasses.fields(Counters) if f.name != "last_error"}
+    assert counters == kept
+    assert counters | {"last_error"} <= set(lcm_fields("controller_status_t"))
+
+
+def test_documented_gaits_are_the_behaviours_gaits() -> None:
+    text = doc_sections()["`robot_control_cmd` — `robot_control_cmd_lcmt`"]
+    table = text[text.index("### Modes and gaits"):]
+    rows = [cells for cells in table_rows(table) if len(cells) == 2 and cells[0][:1].isdigit()]
+    assert len(rows) >= 6
+    behaviours = Rig().ctl.fsm.behaviours
+    for mode_cell, gaits_cell in rows:
+        mode = int(mode_cell.split()[0])
+        gaits = behaviours[mode].gaits
+        if gaits_cell.startswith("any"):
+            assert gaits is None, mode
+        else:
+            assert gaits == {int(g) for g in re.findall(r"-?\d+", gaits_cell)}, mode
+
+
+def test_documented_fixed_sizes_are_the_decoders() -> None:
+    text = doc_sections()["Decoding: every packet, before its type's rules"]
+    documented = {m[1]: int(m[2]) for m in re.finditer(r"`(\w+)` (\d+)", text)}
+    assert documented == {kind.__name__: size for kind, size in FIXED_SIZES.items()}
+
+
+UNITS = {"ns": 1e-9, "ms": 1e-3, "s": 1.0}
+
+
+def resolve(expression: str) -> float:
+    """`package.module.NAME`, `...Class().attr` or `...function().attr`."""
+    parts = expression.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            value: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:]:
+            call = part.endswith("()")
+            value = getattr(value, part.removesuffix("()"))
+            if call:
+                value = value()     # type: ignore[operator]
+        return float(value)         # type: ignore[arg-type]
+    raise AssertionError(expression)
+
+
+def test_documented_limits_are_the_constants() -> None:
+    rows = [cells for cells in table_rows(doc_sections()["Limits"]) if len(cells) == 3
+            and "`" in cells[2]]
+    assert len(rows) >= 15
+    for name, value_cell, constant_cell in rows:
+        value = float(re.match(r"[\d.]+", value_cell)[0])
+        unit = value_cell.split()[1] if len(value_cell.split()) > 1 else ""
+        expression = re.search(r"`([^`]+)`", constant_cell)[1]
+        constant_unit = m[1] if (m := re.search(r"\((\w+)\)", constant_cell)) else ""
+        actual = resolve(expression)
+        if constant_unit:
+            value, actual = value * UNITS[unit], actual * UNITS[constant_unit]
+        assert actual == pytest.approx(value), f"{name}: documented {value_cell}, {expression} = {actual}"
