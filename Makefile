@@ -84,7 +84,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
-	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog pytest matplotlib
+	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog pytest hypothesis matplotlib
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.

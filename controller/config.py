@@ -195,6 +195,7 @@ class ScriptedModeConfig:
 # own priority (scripts.default_priority when they give none).
 DEFAULT_PRIORITIES = {"motor_ctrl": 30, "robot_control_cmd": 20, "motion_goal": 10}
 PRIORITY_RANGE = (1, 100)
+VMAX_RANGE = (0.1, 100.0)   # rad/s: a joint's velocity limit (quadruped and humanoid)
 SCRIPT_PROGRESS = ("parts", "end")
 
 
@@ -613,6 +614,13 @@ def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
     def tile(per_type: np.ndarray) -> np.ndarray:
         return np.tile(per_type, len(legs))
 
+    # The kernel's per-tick step limit is this velocity x one tick, and a
+    # limit of 0 (or below) would switch the step limit off: refuse it.
+    v_max = r.vector("joint_velocity_limit", 3)
+    if not ((v_max >= VMAX_RANGE[0]) & (v_max <= VMAX_RANGE[1])).all():
+        raise r.fail("joint_velocity_limit", f"each must be in [{VMAX_RANGE[0]:g}, "
+                                             f"{VMAX_RANGE[1]:g}] rad/s, got {v_max.tolist()}")
+
     gr = r.sub("geometry")
     hips = gr.sub("hip_offsets")
     hip_offsets = np.array([hips.vector(leg, 3) for leg in legs])
@@ -651,7 +659,7 @@ def _quadruped(r: _Reader, path: Path) -> dict[str, Any]:
         "leg_indices": _indices(range(len(names))),   # every joint is a leg joint
         "q_min": q_min_a,
         "q_max": q_max_a,
-        "v_max": tile(r.vector("joint_velocity_limit", 3)),
+        "v_max": tile(v_max),
         "torque_limit": np.full(len(names), r.number("torque_limit", 0.1, 1000.0)),
         "geometry": geometry,
         "poses": poses,
@@ -727,7 +735,7 @@ def _humanoid_joints(r: _Reader, path: Path) -> tuple[list[str], list[str], np.n
             raise jr.fail("max", f"min {lo} is not below max {hi}")
         names.append(name)
         groups.append(jr.get("group", str))
-        rows.append((lo, hi, jr.number("vmax", 0.1, 100.0)))
+        rows.append((lo, hi, jr.number("vmax", 0.1, 100.0)))   # VMAX_RANGE
     q_min, q_max, v_max = np.array(rows, dtype=float).reshape(-1, 3).T.copy()
     return names, groups, q_min, q_max, v_max
 

@@ -403,13 +403,17 @@ class Controller:
             or self._outranked_by_script("motion_goal", 11)
         if outranked and msg.kind in MOVE_GOALS:
             text = f"refused: {outranked}"
+            self.counters.commands_rejected += 1
             self._error(now_ns, f"motion goal {msg.goal_id}: {text}", "goal_refused")
             self.events.append(Event(EventKind.GOAL_DONE, msg.goal_id, msg.kind, Reason.REFUSED,
                                      text=text[:200]))
             return
         events = self.goals.on_goal(msg, now_ns, self.odom)
         for e in events:
-            if e.kind == EventKind.GOAL_DONE and e.reason and e.text:
+            # Only a refusal is an error: the same call also ends a running
+            # move (CANCELLED by a STOP, PREEMPTED by a new move) as asked.
+            if e.kind == EventKind.GOAL_DONE and e.reason == Reason.REFUSED:
+                self.counters.commands_rejected += 1
                 self._error(now_ns, f"motion goal {e.goal_id}: {e.text}", "goal_refused")
         self.events += events
 

@@ -55,6 +55,10 @@ SAFETY_MODES = (0, 7)            # OFF and the damper always win
 MAX_NAMES = 16
 MAX_NAME_CHARS = 64
 MAX_START_AHEAD_NS = 60_000_000_000
+# Slower is no motion (a 2 s script would take over 3 minutes), and a tiny
+# factor makes a chain so long that its length in seconds no longer fits the
+# float32 of motion_event.value: publishing SCRIPT_STARTED raised (fuzzing).
+MIN_SPEED = 0.01
 PLAY, CANCEL = 0, 1
 # Kernel inputs an overlay owns for its joints (everything a segment or a
 # gain ramp is made of).
@@ -232,16 +236,19 @@ class Director:
     def _refusal(msg: Any) -> str | None:
         if msg.action not in (PLAY, CANCEL):
             return f"unknown action {msg.action}"
-        if msg.action == CANCEL:
-            return None
-        if not 1 <= msg.num_names <= MAX_NAMES:
-            return f"give 1 to {MAX_NAMES} script names, got {msg.num_names}"
+        # Oversized arrays and strings are refused whatever the action (a
+        # CANCEL names no script, but carries no more than a PLAY may).
+        fewest = 0 if msg.action == CANCEL else 1
+        if not fewest <= msg.num_names <= MAX_NAMES:
+            return f"give {fewest} to {MAX_NAMES} script names, got {msg.num_names}"
         if any(len(n) > MAX_NAME_CHARS for n in msg.names):
             return f"a script name is longer than {MAX_NAME_CHARS} characters"
+        if msg.action == CANCEL:
+            return None
         if not 0 <= msg.priority <= 100:
             return f"priority {msg.priority} is outside 0..100"
-        if not math.isfinite(msg.speed) or msg.speed < 0:
-            return f"speed {msg.speed} must be a finite number >= 0"
+        if not (msg.speed == 0 or MIN_SPEED <= msg.speed < math.inf):
+            return f"speed {msg.speed} must be 0 (as written) or a finite number >= {MIN_SPEED}"
         if msg.total_ms < 0:
             return f"total_ms {msg.total_ms} is negative"
         return None

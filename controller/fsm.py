@@ -136,6 +136,7 @@ class Fsm:
                 self.operating = NORMAL
                 self.target = None
                 self.ban = BAN_TRANS if self.refusal else 0
+                ctx.refused = self.refusal is not None
                 self.state.run(ctx)
         if self.operating == TRANSITIONING:
             assert self.target is not None

@@ -147,6 +147,9 @@ class TickContext:
     block: Block             # the active command block
     motor: MotorCommand | None = None
     motion_bar: int = 0      # the queue's motion / user-gait progress (SPEC §4.5)
+    # Set by the FSM when it refused `block` and runs the current state anyway
+    # (BAN_TRANS): the state must not carry the block out, even one of its own mode.
+    refused: bool = False
 
 
 class BlockClock:
@@ -187,6 +190,10 @@ class Behaviour:
     # (controller/faults.py); states that do not position-control the joints
     # (OFF, the damper, motor_ctrl's pass-through) say False.
     checks_tracking = True
+    # The gait ids this mode carries out (SPEC §5.3); None: it takes any.
+    # Another id is refused with BAN_TRANS instead of running as some default
+    # (the reference runs it and reports status 1 for ever, SPEC §5.7).
+    gaits: frozenset[int] | None = None
 
     def __init__(self, robot: Robot) -> None:
         self.robot = robot
@@ -207,6 +214,8 @@ class Behaviour:
 
     def refuses(self, block: Block) -> str | None:
         """Why this state cannot carry out `block` (e.g. an unknown gait), or None."""
+        if self.gaits is not None and block.mode == self.mode and block.gait_id not in self.gaits:
+            return f"gait {block.gait_id} is not a mode-{self.mode} gait (known: {sorted(self.gaits)})"
         return None
 
     def ready(self) -> bool:

@@ -22,6 +22,7 @@ ENTRY_TOLERANCE = np.radians(4.0)
 class Damper(Behaviour):
     mode = 7
     checks_tracking = False   # gait 1 lies down stiffly, but the damper is the fallback
+    gaits = frozenset({0, 1})    # passive, active lie-down
 
     def enter(self, ctx: TickContext) -> None:
         if ctx.block.gait_id != 1:

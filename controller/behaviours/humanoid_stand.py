@@ -34,12 +34,13 @@ CROUCH_TOLERANCE = 0.01     # m: this close below the crouch height counts as cr
 
 class HumanoidStand(RecoveryStand):
     robot: HumanoidRobot
+    gaits = frozenset({0})
 
     def refuses(self, block: Block) -> str | None:
         if block.mode == self.mode and block.gait_id in LIE_SIDE_GAITS:
             return (f"gait {block.gait_id} (lie down on a side) needs a roll a biped cannot "
                     "make; use mode 7 gait 1")
-        return None
+        return super().refuses(block)
 
     def _wants_side(self, ctx: TickContext) -> bool:
         return False

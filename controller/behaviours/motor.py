@@ -24,6 +24,7 @@ class MotorCtrl(Behaviour):
     # The client owns gains and targets; SPEC §6.9 already keeps q_des within
     # 8-12 degrees of the measurement.
     checks_tracking = False
+    gaits = frozenset({0})
 
     def enter(self, ctx: TickContext) -> None:
         self.err_flag = ERR_LOST     # set on entry until the wait and a zero frame

@@ -31,6 +31,8 @@ def stance_mask(contact: int, legs: int) -> np.ndarray:
 
 class PoseCtrl(Behaviour):
     mode = 21
+    # 5 absolute height; 0, 1, 3 relative pose; 2 with compliant swing legs (SPEC §5.3).
+    gaits = frozenset({0, 1, 2, 3, ABSOLUTE_HEIGHT_GAIT})
 
     def enter(self, ctx: TickContext) -> None:
         self.clock = BlockClock()
@@ -50,7 +52,7 @@ class PoseCtrl(Behaviour):
 
     def run(self, ctx: TickContext) -> None:
         block = ctx.block
-        if block.mode != self.mode:
+        if block.mode != self.mode or ctx.refused:
             # A refused request: the robot does not move (SPEC §4.4). Stop any
             # running segment where it is; the next mode-21 block starts there.
             if self.clock.interrupt():

@@ -50,6 +50,10 @@ def quintic(s: float) -> float:
 
 class QpStand(Behaviour):
     mode = 3
+    # 0 absolute posture, 1 and 3 incremental (SPEC §5.3). The reference runs any
+    # other id as absolute posture but reports gait 0, so status 1 for ever and a
+    # timed block that never expires (SPEC §5.7): refused instead.
+    gaits = frozenset({0, *INCREMENTAL_GAITS})
     keeps_target = True
 
     def foot_workspace(self) -> tuple[float, float]:
@@ -84,7 +88,7 @@ class QpStand(Behaviour):
 
     def run(self, ctx: TickContext) -> None:
         block = ctx.block
-        if block.mode != self.mode:
+        if block.mode != self.mode or ctx.refused:
             self.kernel.hold(self.safe_q)  # a refused request: the body stays put
             return
         new_block = self.clock.advance(block)

@@ -44,6 +44,7 @@ class Stage:
 
 class RecoveryStand(Behaviour):
     mode = 12
+    gaits = frozenset({0, *LIE_SIDE_GAITS})
 
     def enter(self, ctx: TickContext) -> None:
         kp, kd = self.robot.gains("recovery")
