@@ -267,9 +267,11 @@ def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"motiond did not start: {log.read_text()[-2000:]}")
             time.sleep(0.05)
-        if client.wait_for(lambda m, b: m == 12 and b == 100, 15.0,
-                           heartbeat=client.command(12)) is None:
-            raise RuntimeError("the sim did not stand up")
+        # A fresh command per attempt: a damper entered before the bridge's
+        # joint_state flowed (EDAMP) is left only by a new life_count.
+        if not any(client.wait_for(lambda m, b: m == 12 and b == 100, 6.0,
+                                   heartbeat=client.command(12)) for _ in range(3)):
+            raise RuntimeError(f"the sim did not stand up: {log.read_text()[-2000:]}")
         trot = client.command(**TROT, vel_des=VELOCITIES[0])
         client.wait_for(lambda m, b: m == 11, 5.0, heartbeat=trot)
         bumps, edges, rate, last = drive(client, proc.pid, seconds, rate_hz)

@@ -51,7 +51,10 @@ def main() -> None:
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     while not stop:
-        joint.handle_timeout(100)
+        try:
+            joint.handle_timeout(100)
+        except OSError:          # select() interrupted by a signal (SIGTERM: stop)
+            continue
 
 
 if __name__ == "__main__":
