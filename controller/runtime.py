@@ -166,8 +166,8 @@ class Runtime:
             self.prev_loop_ns = lib.mk_now_ns() - wake
             self.loop[slot] = self.prev_loop_ns
             self.filled += 1
-            if self.stop_requested:
-                shutdown_left -= 1
+            if self.ctl.shutting_down:          # a damped tick: a signal that lands
+                shutdown_left -= 1              # mid-tick starts the count at the next
                 if shutdown_left <= 0:
                     break
             if self.max_ticks is not None and ticks >= self.max_ticks:

@@ -3,13 +3,15 @@ tick's lateness and the previous tick's loop body exactly, and
 controller_status reports the window's percentiles and the overruns."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from controller import msgs
 from controller import runtime as runtime_module
 from controller.config import load_config
 from controller.controller import Controller
-from controller.runtime import Runtime
+from controller.runtime import SHUTDOWN_TICKS, Runtime
 
 PERIOD_NS = 2_000_000
 
@@ -100,3 +102,25 @@ def test_status_reports_the_window_percentiles_and_the_overruns(timed):
     assert last.lateness_p99_us == pytest.approx(300.0)
     assert last.lateness_max_us == pytest.approx(5000.0)
     assert last.loop_p99_us == pytest.approx(180.0)
+
+
+def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
+    """SIGTERM landing inside a tick: that tick is not a damper tick, so the
+    count starts at the next one and all SHUTDOWN_TICKS are damped."""
+    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
+    ctl = Controller(load_config())
+    bus = RecordingBus()
+    rt = Runtime(ctl, bus)
+    step = ctl.step
+
+    def signalled_mid_tick(now_ns, inbox, timing):
+        out = step(now_ns, inbox, timing)
+        if ctl.tick == 100:                # tick 99 has just been computed
+            rt.request_stop(signal.SIGTERM)
+        return out
+    ctl.step = signalled_mid_tick
+    assert rt.run() == 0
+    traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ctl.cfg.lcm.channels["tick_trace"]]
+    damped = [t.tick for t in traces if t.flags & t.FLAG_SHUTDOWN]
+    assert damped == list(range(100, 100 + SHUTDOWN_TICKS))
+    assert traces[-1].tick == damped[-1]
