@@ -15,17 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from controller.config import SafetyConfig
-
-
-def ticks_of(ms: float, tick_hz: float) -> int:
-    """A duration in whole ticks, at least one."""
-    return max(1, round(ms * tick_hz / 1000.0))
+from controller.scripts import ms_to_ticks
 
 
 class JointStateWatch:
     def __init__(self, timeout_ms: float, tick_hz: float) -> None:
         tick_ns = 1e9 / tick_hz
-        self.timeout_ticks = ticks_of(timeout_ms, tick_hz)
+        self.timeout_ticks = ms_to_ticks(timeout_ms, tick_hz)
         # Tick times carry wake-up jitter: half a tick of slack makes the
         # loss fire on the exact tick (as the command timeout does, intake.py).
         self.limit_ns = int((self.timeout_ticks - 0.5) * tick_ns)
@@ -55,7 +51,7 @@ class TrackingWatch:
     def __init__(self, safety: SafetyConfig, num_joints: int, tick_hz: float) -> None:
         self.bound = safety.tracking_error_rad
         self.min_kp = safety.tracking_min_kp
-        self.ticks = ticks_of(safety.tracking_error_ms, tick_hz)
+        self.ticks = ms_to_ticks(safety.tracking_error_ms, tick_hz)
         self.over = np.zeros(num_joints, dtype=np.int64)   # ticks in a row beyond the bound
         self._err = np.zeros(num_joints)
         self._bad = np.zeros(num_joints, dtype=bool)

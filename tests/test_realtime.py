@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -41,18 +42,12 @@ def test_the_kernel_encodes_the_joint_command_as_lcm_gen_does(n):
 
 def test_the_joint_command_buffer_is_reused_not_reallocated():
     k = Kernel(-np.ones(3), np.ones(3), np.ones(3))
-    first = k.encode_joint_command(1, 0, 0)
+    fingerprint = int.from_bytes(msgs.joint_command_t._get_packed_fingerprint(), "big")
+    first = k.encode_joint_command(fingerprint, 0, 0)
     k.pos[:] = 0.5
-    second = k.encode_joint_command(1, 0, 1)
+    second = k.encode_joint_command(fingerprint, 0, 1)
     assert first is second
-    assert msgs.joint_command_t._decode_one(_skip_fingerprint(second)).tick == 1
-
-
-def _skip_fingerprint(data):
-    import io
-    buf = io.BytesIO(bytes(data))
-    buf.read(8)
-    return buf
+    assert msgs.joint_command_t.decode(bytes(second)).tick == 1
 
 
 def test_the_fixed_encoder_writes_the_trace_as_lcm_gen_does():
@@ -159,20 +154,21 @@ def test_the_frozen_heap_collects_when_the_budget_is_spent(monkeypatch):
 def test_setup_applies_what_it_is_permitted():
     if os.geteuid() != 0:
         pytest.skip("needs root to set SCHED_FIFO in a child")   # CI runs as root
-    code = "\n".join([
-        "import json, os, threading",
-        "from controller import realtime",
-        "from controller._kernel import lib",
-        "from controller.config import RealtimeConfig",
-        "done = threading.Event()",
-        "worker = threading.Thread(target=done.wait)   # as the LCM receive threads",
-        "worker.start()",
-        "a, r = realtime.setup(RealtimeConfig(priority=7, lock_memory=True, timer_slack_ns=1))",
-        "tasks = [int(t) for t in os.listdir('/proc/self/task')]",
-        "print(json.dumps([a, r, [os.sched_getscheduler(t) for t in tasks],",
-        "                  [os.sched_getparam(t).sched_priority for t in tasks],",
-        "                  lib.mk_get_timer_slack()]))",
-        "done.set()"])
+    code = textwrap.dedent("""
+        import json, os, threading
+        from controller import realtime
+        from controller._kernel import lib
+        from controller.config import RealtimeConfig
+        done = threading.Event()
+        worker = threading.Thread(target=done.wait)   # as the LCM receive threads
+        worker.start()
+        a, r = realtime.setup(RealtimeConfig(priority=7, lock_memory=True, timer_slack_ns=1))
+        tasks = [int(t) for t in os.listdir('/proc/self/task')]
+        print(json.dumps([a, r, [os.sched_getscheduler(t) for t in tasks],
+                          [os.sched_getparam(t).sched_priority for t in tasks],
+                          lib.mk_get_timer_slack()]))
+        done.set()
+    """)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     applied, refused, policies, priorities, slack = json.loads(out)

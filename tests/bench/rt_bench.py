@@ -251,8 +251,18 @@ def timeout_trials(client: Client, trials: int, last_cmd: bytes) -> tuple[list[f
 
 
 # -- one daemon run ---------------------------------------------------------------------------
-def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
-    log = log_dir / "motiond.log"
+@dataclass
+class Running:
+    proc: subprocess.Popen
+    bridge: subprocess.Popen
+    client: Client
+    exit_code: int | None = None      # motiond's, once stopped
+
+
+@contextlib.contextmanager
+def daemon_with_bridge(cfg, log: Path):
+    """motiond, the sim as its bridge process (FIFO two below the daemon) and
+    a client that has seen the first tick; all stopped on exit (SIGTERM)."""
     bridge = subprocess.Popen([sys.executable, str(Path(__file__).with_name("sim_bridge.py")),
                                str(cfg.path)], cwd=ROOT,
                               env=dict(os.environ, BRIDGE_PRIORITY=str(max(0, cfg.realtime.priority - 2))))
@@ -260,13 +270,27 @@ def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond",
                                  "--config", str(cfg.path), "--log-level", "info"],
                                 cwd=ROOT, stderr=err, stdout=subprocess.DEVNULL)
-    client = Client(cfg)
+    run = Running(proc, bridge, Client(cfg))
     try:
-        deadline = time.monotonic() + 30
-        while not client.seen.traces:
+        deadline = time.monotonic() + 30          # running, memory locked
+        while not run.client.seen.traces:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"motiond did not start: {log.read_text()[-2000:]}")
             time.sleep(0.05)
+        yield run
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        run.exit_code = proc.wait(timeout=10)
+        bridge.send_signal(signal.SIGCONT)        # in case it was frozen
+        bridge.terminate()
+        bridge.wait(timeout=10)
+        run.client.close()
+
+
+def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
+    log = log_dir / "motiond.log"
+    with daemon_with_bridge(cfg, log) as run:
+        client = run.client
         # A fresh command per attempt: a damper entered before the bridge's
         # joint_state flowed (EDAMP) is left only by a new life_count.
         if not any(client.wait_for(lambda m, b: m == 12 and b == 100, 6.0,
@@ -274,18 +298,12 @@ def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path
             raise RuntimeError(f"the sim did not stand up: {log.read_text()[-2000:]}")
         trot = client.command(**TROT, vel_des=VELOCITIES[0])
         client.wait_for(lambda m, b: m == 11, 5.0, heartbeat=trot)
-        bumps, edges, rate, last = drive(client, proc.pid, seconds, rate_hz)
+        bumps, edges, rate, last = drive(client, run.proc.pid, seconds, rate_hz)
         timeout_ms, timeout_failures = timeout_trials(client, timeouts, last)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=10)
-        bridge.terminate()
-        bridge.wait(timeout=10)
-        client.close()
     events = log.read_text()
     return analyse(client.seen, bumps, edges) | {
         "achieved_rate_hz": rate, "timeout_ms": timeout_ms, "timeout_failures": timeout_failures,
-        "exit_code": code, "internal_errors": events.count('"internal_error"'),
+        "exit_code": run.exit_code, "internal_errors": events.count('"internal_error"'),
         "realtime_degraded": '"realtime_degraded"' in events,
     }
 

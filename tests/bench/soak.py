@@ -19,7 +19,6 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,10 +28,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from rt_bench import MISSED_NS, Client  # noqa: E402 (a sibling, found by the path above)
+import lcm
+from rt_bench import MISSED_NS, daemon_with_bridge
 
-from controller import msgs  # noqa: E402
-from controller.config import load_config  # noqa: E402
+from controller import msgs
+from controller.config import load_config
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 RSS_GROWTH_LIMIT = 0.05
@@ -70,24 +70,15 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
     ch = cfg.lcm.channels
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "motiond.log"
-        bridge = subprocess.Popen([sys.executable, str(HERE / "sim_bridge.py"), str(cfg.path)], cwd=ROOT)
-        with open(log, "w") as err:
-            daemon = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond",
-                                       "--config", str(cfg.path), "--log-level", "info"],
-                                      cwd=ROOT, stderr=err, stdout=subprocess.DEVNULL)
-        client = Client(cfg)
-        deadline = time.monotonic() + 30            # running, memory locked
-        while not client.seen.traces:
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"motiond did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.05)
-        rss: list[tuple[float, int]] = []
-        faults = {"bridge_frozen": 0, "silences": 0, "floods": 0, "garbage": 0, "commands": 0}
-        start = time.monotonic()
-        next_sample = start
-        data = wild_command(rng, 1)
-        life = 1
-        try:
+        with daemon_with_bridge(cfg, log) as run:
+            daemon, bridge, client = run.proc, run.bridge, run.client
+            joint = lcm.LCM(cfg.lcm.url("joint"))      # garbage on the joint port's inputs
+            rss: list[tuple[float, int]] = []
+            faults = {"bridge_frozen": 0, "silences": 0, "floods": 0, "garbage": 0, "commands": 0}
+            start = time.monotonic()
+            next_sample = start
+            data = wild_command(rng, 1)
+            life = 1
             while time.monotonic() - start < seconds:
                 now = time.monotonic()
                 if now >= next_sample:
@@ -113,8 +104,7 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
                     port = "joint" if rng.random() < 0.3 else "command"
                     name = rng.choice(("motor_ctrl", "joint_state")) if port == "joint" else \
                         rng.choice(("command", "user_gait_file", "motion_goal", "script_request"))
-                    (client.command_lcm if port == "command" else client_joint(client, cfg)).publish(
-                        ch[name], junk)
+                    (client.command_lcm if port == "command" else joint).publish(ch[name], junk)
                     faults["garbage"] += 1
                 elif r < 0.15:                                # a new command
                     life = (life + 1) % 128
@@ -124,13 +114,6 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
                 else:                                         # the heartbeat
                     client.send(data)
                 time.sleep(0.01)
-        finally:
-            daemon.send_signal(signal.SIGTERM)
-            code = daemon.wait(timeout=10)
-            bridge.send_signal(signal.SIGCONT)
-            bridge.terminate()
-            bridge.wait(timeout=10)
-            client.close()
         events = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     traces = client.seen.traces
     late = [t[2] for t in traces]
@@ -138,7 +121,7 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
     base = rss[warm - 1][1] if rss else 0
     errors = [e for e in events if e.get("level") in ("error", "critical")]
     result = {
-        "seconds": seconds, "seed": seed, "faults": faults, "exit_code": code,
+        "seconds": seconds, "seed": seed, "faults": faults, "exit_code": run.exit_code,
         "rss_kb": {"after_warmup": base, "end": rss[-1][1] if rss else 0,
                    "max": max(v for _, v in rss) if rss else 0, "samples": len(rss)},
         "rss_growth": (rss[-1][1] - base) / base if base else float("inf"),
@@ -150,19 +133,8 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
                     "tick_overrun", "internal_error")},
     }
     result["passed"] = (result["rss_growth"] < RSS_GROWTH_LIMIT and result["missed_ticks"] == 0
-                        and not errors and code == 0)
+                        and not errors and run.exit_code == 0)
     return result
-
-
-_joint = {}
-
-
-def client_joint(client: Client, cfg):
-    """A publisher on the joint port (the client only listens there)."""
-    import lcm
-    if "lc" not in _joint:
-        _joint["lc"] = lcm.LCM(cfg.lcm.url("joint"))
-    return _joint["lc"]
 
 
 if __name__ == "__main__":
