@@ -206,6 +206,7 @@ class Controller:
         self.response.motor_error = self.motor_error[cfg.leg_indices].tolist()
         self.joint_cmd_fingerprint = int.from_bytes(msgs.joint_command_t._get_packed_fingerprint(), "big")
         self.out = Outbox()
+        self.motor_state = msgs.motor_ctrl_state_lcmt()   # published every tick in mode 15
         self.status = msgs.controller_status_t()
         self.status.num_joints = n
         self.status.motor_error = self.motor_error.tolist()
@@ -798,7 +799,7 @@ class Controller:
             out.add("response", self.ch["response"], r.encode())
 
         if self.fsm.mode == 15:
-            st = msgs.motor_ctrl_state_lcmt()
+            st = self.motor_state
             behaviour = self.fsm.state
             st.err_flag = int(getattr(behaviour, "err_flag", 0))
             age = getattr(behaviour, "age_ms", 0.0)
