@@ -272,18 +272,19 @@ class Controller:
             return None
         return msg
 
-    def _on_joint_state(self, now_ns: int, data: bytes) -> None:
+    def _on_joint_state(self, now_ns: int, data: bytes) -> bool:
+        """Take in a joint_state; True if it was valid."""
         msg = self._decode(now_ns, self.ch["joint_state"], msgs.joint_state_t, data)
         if msg is None:
-            return
+            return False
         n = self.cfg.num_joints
         if msg.num_joints != n:
             self._reject_packet(now_ns, self.ch["joint_state"],
                                 f"{msg.num_joints} joints, this robot has {n}")
-            return
+            return False
         if not (_finite(msg.position) and _finite(msg.velocity) and _finite(msg.torque)):
             self._reject_packet(now_ns, self.ch["joint_state"], "a value is not finite")
-            return
+            return False
         self.q[:] = msg.position
         self.qd[:] = msg.velocity
         self.tau[:] = msg.torque
@@ -293,6 +294,7 @@ class Controller:
         outage_ns = self.joint_watch.received(now_ns)
         if outage_ns is not None:
             self._joint_state_back(now_ns, outage_ns)
+        return True
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, data)
@@ -715,10 +717,16 @@ class Controller:
         # state does not travel, which also zeroes the reported velocity).
         velocity = self.fsm.state.body_velocity()
         self.odom.integrate(STILL if velocity is None else velocity, self.cfg.dt)
+        # The measured state first, whatever order the packets came in (DESIGN
+        # principle 6): a command in the same inbox starts from this pose.
+        measured = False
         for channel, data in inbox:
             if channel == ch["joint_state"]:
-                self._on_joint_state(now_ns, data)
-            elif channel == ch["command"]:
+                measured = self._on_joint_state(now_ns, data) or measured
+        if measured:
+            self.kernel.seed(self.q)
+        for channel, data in inbox:
+            if channel == ch["command"]:
                 self._on_command(now_ns, data)
             elif channel == ch["motor_ctrl"]:
                 self._on_motor_ctrl(now_ns, data)

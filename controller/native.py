@@ -50,6 +50,8 @@ class Kernel:
         self._plan.profile = ffi.cast("int32_t *", ffi.from_buffer(self.profile))
         self._step = lib.mk_step
         self.flagged = 0
+        # Nothing commanded yet: the outputs (zeros) stand for no measurement.
+        self.tracking = True
         # The joint command's encoding (csrc/wire.c), rewritten in place every tick.
         self._wire = publish_buffer(lib.mk_joint_command_size(n))
         self._wire_ptr = ffi.from_buffer("uint8_t[]", self._wire)
@@ -65,6 +67,7 @@ class Kernel:
         self.t0[idx] = t0
         self.dur[idx] = duration
         self.profile[idx] = profile
+        self.tracking = False
 
     def hold(self, q, idx=slice(None)) -> None:
         """Joints `idx` hold position q (zero velocity)."""
@@ -75,6 +78,18 @@ class Kernel:
         for limp states, whose position target drives nothing."""
         self.hold(q)
         self.pos[:] = q
+        self.tracking = True
+
+    def seed(self, q) -> bool:
+        """Take measured positions q as the previous output while the kernel
+        only tracks the measurement (nothing commanded yet, or a limp state's
+        `track`) and the output is limp (every kp 0), so that the step limit
+        and every interpolation seeded from `pos` start where the joints are
+        now, not at zero or at a pose measured before. True if it did."""
+        if not self.tracking or self.kp.any():
+            return False
+        self.pos[:] = q
+        return True
 
     def set_gains(self, kp, kd, t0: float = 0.0, ramp: float = 0.0, idx=slice(None)) -> None:
         """Gains go to (kp, kd): at once, or linearly over `ramp` seconds from

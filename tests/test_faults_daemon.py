@@ -326,6 +326,52 @@ def test_kill_9_and_restart_starts_off_with_zero_gains_not_at_the_old_target(sta
     assert second.proc.poll() is None
 
 
+def test_restart_under_a_heart_beating_client_starts_from_the_measured_pose(start, listener) -> None:
+    """A client keeps heart-beating 12 through kill -9 and restart (SPEC §2.3:
+    the new daemon carries it out). The first tick can hold the first
+    joint_state and the command together; the first stiff joint_cmd must
+    still be within one tick's step limit of the joint_state it followed."""
+    states: list[msgs.joint_state_t] = []
+    listener.joint.subscribe(CH["joint_state"], listener._add(states, msgs.joint_state_t))
+    first = start("--sim")
+    stand(listener)
+    beating = threading.Event()
+    beating.set()
+
+    def heartbeat() -> None:
+        while beating.is_set():
+            listener.cmd.publish(CH["command"], listener.last_sent.encode())
+            time.sleep(0.01)
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    try:
+        first.proc.kill()
+        assert first.proc.wait(5) == -signal.SIGKILL
+        listener.clear()
+        with listener.lock:
+            states.clear()
+        start("--sim")
+        listener.wait_for(lambda s: s.mode == 12 and s.progress == 100, 10, heartbeat=False)
+    finally:
+        beating.clear()
+        beat.join(1)
+    with listener.lock:
+        cmds = sorted(listener.joint_cmds, key=lambda j: j.tick)
+        by_utime = sorted(states, key=lambda m: m.utime)
+    stiff = next(jc for jc in cmds if any(jc.kp))
+    before = [m for m in by_utime if m.utime <= stiff.utime]
+    assert before, "no joint_state before the first stiff joint_cmd"
+    measured = np.array(before[-1].position)
+    kp = np.array(stiff.kp)
+    gap = np.abs(np.array(stiff.position) - measured)[kp > 0]
+    step = (CFG.v_max * CFG.dt)[kp > 0]
+    print(f"restart under a heart-beating 12: first stiff joint_cmd at tick {stiff.tick}, "
+          f"at most {gap.max():.4f} rad from the joint_state it followed (step limit "
+          f"{step.min():.3f} rad)")
+    assert np.all(gap <= step + 1e-5)
+
+
 # -- SIGTERM mid-motion ----------------------------------------------------------------------
 def test_sigterm_mid_trot_damps_then_exits_0(start, listener) -> None:
     """Extends test_integration.py::test_sigterm_damps_and_exits_within_one_second
