@@ -3,7 +3,7 @@
  * active segment and writes the joint command into caller-owned buffers.
  *
  * All arrays hold n elements and are owned by the caller (numpy buffers in
- * controller/native.py); the kernel never allocates.
+ * controller/robot/native.py); the kernel never allocates.
  */
 #ifndef MOTIOND_KERNEL_H
 #define MOTIOND_KERNEL_H

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.config import load_config
-from controller.controller import Controller
-from controller.sim import SimRobot
+from controller.robot.config import load_config
+from controller.core.controller import Controller
+from controller.sim.joint_sim import SimRobot
 
 TICK_NS = 2_000_000
 

@@ -19,7 +19,7 @@ import yaml
 
 from controller.cli import check_config
 from controller.cli import motionctl as mc
-from controller.config import DEFAULT_CONFIG, load_config
+from controller.robot.config import DEFAULT_CONFIG, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("cyberdog2.yaml", "humanoid20.yaml", "nao22.yaml")

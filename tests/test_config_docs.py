@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "CONFIG.md"
 # The modules that read config keys.
 LOADERS = [ROOT / "controller" / name for name in
-           ("config.py", "humanoid_kinematics.py", "mof.py", "sim.py")]
+           ("robot/config.py", "robot/humanoid_kinematics.py", "motion/mof.py", "sim/joint_sim.py")]
 SECTIONS = {"common": "Common keys", "quadruped": "Quadruped keys", "humanoid": "Humanoid keys",
             "mof": ".mof motion nets", "fsm": "FSM tables"}
 KIND_SECTIONS = {"quadruped": ("common", "quadruped"), "humanoid": ("common", "humanoid", "mof")}

@@ -5,7 +5,7 @@ import pytest
 from harness import Rig, command
 
 from controller import msgs
-from controller.fsm import BAN_TRANS
+from controller.core.fsm import BAN_TRANS
 
 DONE, TRANSITIONING = 0, 1
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from controller.behaviours.base import make_robot
-from controller.config import load_config
-from controller.native import Kernel
-from controller.scripts import (
+from controller.robot.config import load_config
+from controller.robot.native import Kernel
+from controller.motion.scripts import (
     PEAK_OVER_MEAN,
     Script,
     ScriptPlayer,

@@ -1,5 +1,5 @@
 """Script requests by name: overlays beside the mode, full-body scripts in the
-script mode, priorities, limb ownership, safety cancels (controller/director.py).
+script mode, priorities, limb ownership, safety cancels (controller/core/director.py).
 
 In-process on the fake clock: every time is a whole number of 2 ms ticks.
 """
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from controller import msgs
-from controller.goals import EventKind, Reason
-from controller.scripts import load_script
+from controller.core.goals import EventKind, Reason
+from controller.motion.scripts import load_script
 from tests.harness import Rig
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ import lcm
 import pytest
 
 from controller import msgs
-from controller.config import load_config, with_namespace
+from controller.robot.config import load_config, with_namespace
 
 pytestmark = pytest.mark.udpm
 

@@ -28,8 +28,8 @@ import pytest
 from harness import command
 
 from controller import msgs
-from controller.config import load_config
-from controller.runtime import SHUTDOWN_TICKS
+from controller.robot.config import load_config
+from controller.service.runtime import SHUTDOWN_TICKS
 
 pytestmark = pytest.mark.udpm
 

@@ -15,7 +15,7 @@ import pytest
 from harness import Rig, command
 
 from controller import msgs
-from controller.fsm import EDAMP
+from controller.core.fsm import EDAMP
 
 ROBOTS = {"cyberdog2": None, "humanoid20": "config/humanoid20.yaml", "nao22": "config/nao22.yaml"}
 # How the command meets the first measurement: in the same inbox before or

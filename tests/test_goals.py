@@ -1,4 +1,4 @@
-"""controller.goals: moves, pre-emption, refusals and triggers on a fake clock.
+"""controller.core.goals: moves, pre-emption, refusals and triggers on a fake clock.
 
 The "robot" is a first-order velocity follower: each axis moves toward the
 executor's command with at most 1 m/s^2 (2 rad/s^2) when speeding up and
@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from controller import goals, msgs
-from controller.goals import EventKind, GoalExecutor, GoalKind, Reason
-from controller.odometry import Odometry
+from controller import msgs
+
+from controller.core import goals
+from controller.core.goals import EventKind, GoalExecutor, GoalKind, Reason
+from controller.core.odometry import Odometry
 
 DT = 0.002
 DT_NS = 2_000_000

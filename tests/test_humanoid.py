@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from controller.biped_walk import QuinticWalk, Spline, WalkParams, load_walk_params
-from controller.config import ConfigError, load_config
-from controller.humanoid_kinematics import (
+from controller.motion.biped_walk import QuinticWalk, Spline, WalkParams, load_walk_params
+from controller.robot.config import ConfigError, load_config
+from controller.robot.humanoid_kinematics import (
     LEG_JOINTS,
     LEG_SIDES,
     FootPose,
@@ -18,7 +18,7 @@ from controller.humanoid_kinematics import (
     HumanoidLegKinematics,
     rpy_of,
 )
-from controller.kinematics import rotation_rpy
+from controller.robot.kinematics import rotation_rpy
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "config" / "humanoid20.yaml"

@@ -10,8 +10,8 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-from controller.humanoid_kinematics import rpy_of
-from controller.kinematics import rotation_rpy
+from controller.robot.humanoid_kinematics import rpy_of
+from controller.robot.kinematics import rotation_rpy
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "config" / "humanoid20.yaml"

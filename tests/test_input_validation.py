@@ -16,10 +16,12 @@ import numpy as np
 import pytest
 from harness import Rig
 
-from controller import msgs, runtime
-from controller.config import load_config
-from controller.controller import FIXED_SIZES, Counters
-from controller.fsm import BAN_TRANS
+from controller import msgs
+
+from controller.service import runtime
+from controller.robot.config import load_config
+from controller.core.controller import FIXED_SIZES, Counters
+from controller.core.fsm import BAN_TRANS
 
 HUMANOID = "config/humanoid20.yaml"
 
@@ -189,7 +191,7 @@ def test_a_tiny_script_speed_is_refused_not_raised() -> None:
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "VALIDATION.md"
-CONTROLLER = ROOT / "controller" / "controller.py"
+CONTROLLER = ROOT / "controller" / "core" / "controller.py"
 CELL_NAME = re.compile(r"^`([^`]+)`")
 
 

@@ -1,7 +1,7 @@
 """The life_count rule and the receive timer (SPEC §2.1, §2.3)."""
 from harness import command
 
-from controller.intake import Intake
+from controller.protocol.intake import Intake
 
 TIMEOUT_NS = 500_000_000
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from kernel_reference import evaluate, evaluate_python
 
-from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
+from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
 
 FIELDS = ("t0", "dur", "q0", "q1", "v0", "v1", "profile", "g_t0", "g_dur", "kp0", "kp1",
           "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max", "step_max")

@@ -31,9 +31,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.config import ConfigError, load_config
-from controller.controller import Controller
-from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
+from controller.robot.config import ConfigError, load_config
+from controller.core.controller import Controller
+from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 SEGMENT = ("t0", "dur", "q0", "q1", "v0", "v1")

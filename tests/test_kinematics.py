@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from controller.config import load_config
-from controller.kinematics import QuadrupedKinematics, rotation_rpy
+from controller.robot.config import load_config
+from controller.robot.kinematics import QuadrupedKinematics, rotation_rpy
 
 
 @pytest.fixture(scope="module")

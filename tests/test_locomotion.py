@@ -11,10 +11,10 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-from controller.config import load_config
-from controller.gait import GaitCommand, GaitGenerator
-from controller.gait_table import GaitError, load_gait, load_gaits
-from controller.kinematics import QuadrupedKinematics
+from controller.robot.config import load_config
+from controller.motion.gait import GaitCommand, GaitGenerator
+from controller.motion.gait_table import GaitError, load_gait, load_gaits
+from controller.robot.kinematics import QuadrupedKinematics
 
 CFG = load_config()
 KIN = QuadrupedKinematics(CFG.geometry)

@@ -1,4 +1,4 @@
-"""B-Human .mof motion nets (controller/mof.py): the documented stand.mof
+"""B-Human .mof motion nets (controller/motion/mof.py): the documented stand.mof
 fixture, load-time errors that name file, line and reason, and the player
 on the real C kernel at 500 Hz (line timing within one tick, hardness ramps,
 an interrupted ramp, switched-off joints)."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from controller.mof import (
+from controller.motion.mof import (
     KEEP,
     MOF_HEADER,
     OFF,
@@ -26,7 +26,7 @@ from controller.mof import (
     load_mof_columns,
     parse_mof,
 )
-from controller.native import Kernel
+from controller.robot.native import Kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 NAO = ROOT / "config" / "nao22.yaml"

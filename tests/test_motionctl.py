@@ -1,4 +1,4 @@
-"""motionctl and controller.sequence: sequence parsing, command building, life_count
+"""motionctl and controller.motion.sequence: sequence parsing, command building, life_count
 choice, the send / wait / play logic and the watch rendering.
 
 No sockets: the network side is a FakeBus driven by a FakeClock, so waits of
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import goals
+from controller.core import goals
 from controller.cli import motionctl as mc
-from controller.config import LcmConfig, load_config
-from controller.goals import EventKind, GoalKind, Reason
+from controller.robot.config import LcmConfig, load_config
+from controller.core.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
     controller_status_t,
     localization_lcmt,
@@ -26,8 +26,8 @@ from controller.msgs import (
     robot_control_cmd_lcmt,
     robot_control_response_lcmt,
 )
-from controller.odometry import Odometry
-from controller.sequence import (
+from controller.core.odometry import Odometry
+from controller.motion.sequence import (
     FieldError,
     SequenceError,
     build_command,
@@ -36,7 +36,7 @@ from controller.sequence import (
     parse_sequence,
     zero_fields,
 )
-from controller.transport import Bus
+from controller.service.transport import Bus
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "config" / "sequences" / "stand_pose_lie.toml"

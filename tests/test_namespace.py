@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
+from controller.robot.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
 
 CFG = load_config()
 

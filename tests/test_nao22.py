@@ -14,10 +14,10 @@ import yaml
 from harness import Rig
 from structlog.testing import capture_logs
 
-from controller.config import ConfigError, load_config
-from controller.controller import Controller
-from controller.humanoid_kinematics import HumanoidLegKinematics
-from controller.mof import (
+from controller.robot.config import ConfigError, load_config
+from controller.core.controller import Controller
+from controller.robot.humanoid_kinematics import HumanoidLegKinematics
+from controller.motion.mof import (
     MOF_HEADER,
     JointLine,
     MofError,
@@ -25,10 +25,10 @@ from controller.mof import (
     load_mof_columns,
     parse_mof,
 )
-from controller.native import Kernel
-from controller.playback import MofPlayback, Position
-from controller.protocol import BAN_TRANS
-from controller.sim import SimRobot
+from controller.robot.native import Kernel
+from controller.motion.playback import MofPlayback, Position
+from controller.protocol.constants import BAN_TRANS
+from controller.sim.joint_sim import SimRobot
 
 ROOT = Path(__file__).resolve().parent.parent
 NAO = ROOT / "config" / "nao22.yaml"

@@ -1,4 +1,4 @@
-"""controller.odometry: arc integration, set / reset and the localization_lcmt it fills."""
+"""controller.core.odometry: arc integration, set / reset and the localization_lcmt it fills."""
 from __future__ import annotations
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 from controller import msgs
-from controller.odometry import Odometry, wrap_angle
+from controller.core.odometry import Odometry, wrap_angle
 
 
 def drive(odom: Odometry, twist: tuple[float, float, float], seconds: float, steps: int) -> None:

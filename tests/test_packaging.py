@@ -223,7 +223,7 @@ def test_installed_commands_find_the_installed_data(installed: Installed) -> Non
     assert verdicts.splitlines()[-1] == f"{len(list((data / 'config' / 'scripts').rglob('*.yaml')))} files, 0 failed"
 
     # lcm-spy's jar is built from the installed type files into a user cache.
-    probe = "from controller import lcmjava; print(lcmjava.LCMTYPES_DIR); print(lcmjava.TYPES_JAR)"
+    probe = "from controller.service import lcmjava; print(lcmjava.LCMTYPES_DIR); print(lcmjava.TYPES_JAR)"
     types_dir, jar = ok([installed.bin / "python", "-c", probe], installed.cwd).stdout.split()
     assert Path(types_dir) == data / "lcmtypes" and len(list(Path(types_dir).glob("*.lcm"))) == \
         len(list((ROOT / "lcmtypes").glob("*.lcm")))

@@ -1,6 +1,6 @@
 """The command-block queue (SPEC §3)."""
-from controller.block import Block
-from controller.queue import CommandQueue
+from controller.protocol.block import Block
+from controller.protocol.queue import CommandQueue
 
 DONE, TRANSITIONING = 0, 1
 

@@ -1,4 +1,4 @@
-"""Real-time setup (controller/realtime.py) and the allocation-free tick:
+"""Real-time setup (controller/service/realtime.py) and the allocation-free tick:
 the encoders that reuse their buffers write exactly what lcm-gen would, the
 tick makes no reference cycles (so automatic collection can stay off), and
 what the system refuses is reported, not fatal."""
@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 from harness import Rig
 
-from controller import msgs, realtime
-from controller.native import Kernel
-from controller.transport import FixedEncoder
+from controller import msgs
+
+from controller.service import realtime
+from controller.robot.native import Kernel
+from controller.service.transport import FixedEncoder
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,9 +158,9 @@ def test_setup_applies_what_it_is_permitted():
         pytest.skip("needs root to set SCHED_FIFO in a child")   # CI runs as root
     code = textwrap.dedent("""
         import json, os, threading
-        from controller import realtime
+        from controller.service import realtime
         from controller._kernel import lib
-        from controller.config import RealtimeConfig
+        from controller.robot.config import RealtimeConfig
         done = threading.Event()
         worker = threading.Thread(target=done.wait)   # as the LCM receive threads
         worker.start()

@@ -16,8 +16,8 @@ import lcm
 import pytest
 
 from controller import msgs
-from controller.config import load_config, with_namespace
-from controller.recording import events, port_files
+from controller.robot.config import load_config, with_namespace
+from controller.service.recording import events, port_files
 
 pytestmark = pytest.mark.udpm
 

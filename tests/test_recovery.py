@@ -11,11 +11,11 @@ import pytest
 from harness import Rig, command
 
 from controller import msgs
-from controller import runtime as runtime_module
-from controller.config import load_config
-from controller.controller import Controller
-from controller.runtime import SHUTDOWN_TICKS, Runtime
-from controller.sim import SimRobot
+from controller.service import runtime as runtime_module
+from controller.robot.config import load_config
+from controller.core.controller import Controller
+from controller.service.runtime import SHUTDOWN_TICKS, Runtime
+from controller.sim.joint_sim import SimRobot
 
 
 @pytest.fixture

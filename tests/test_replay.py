@@ -9,10 +9,10 @@ import pytest
 from harness import command
 
 from controller import msgs
-from controller.config import load_config
-from controller.controller import Controller
-from controller.recording import RecordingError
-from controller.replay import (
+from controller.robot.config import load_config
+from controller.core.controller import Controller
+from controller.service.recording import RecordingError
+from controller.service.replay import (
     CRC_COMMAND,
     FLAGS,
     TAKEN_COMMAND,
@@ -23,9 +23,9 @@ from controller.replay import (
     replay,
     split_recording,
 )
-from controller.runtime import Runtime
-from controller.sim import SimRobot
-from controller.transport import packet_crc
+from controller.service.runtime import Runtime
+from controller.sim.joint_sim import SimRobot
+from controller.service.transport import packet_crc
 
 PERIOD_NS = 2_000_000
 START_NS = 7_123_456_789        # not a whole microsecond: utime must still round-trip

@@ -16,11 +16,11 @@ from itertools import pairwise
 
 import pytest
 
-from controller import runtime as runtime_module
-from controller.config import load_config
-from controller.controller import Controller
-from controller.runtime import Runtime
-from controller.sdnotify import Notifier
+from controller.service import runtime as runtime_module
+from controller.robot.config import load_config
+from controller.core.controller import Controller
+from controller.service.runtime import Runtime
+from controller.service.sdnotify import Notifier
 
 TICK_NS = 2_000_000
 WATCHDOG_USEC = 100_000                 # pings every 50 ms = 25 ticks

@@ -8,10 +8,10 @@ import signal
 import pytest
 
 from controller import msgs
-from controller import runtime as runtime_module
-from controller.config import load_config
-from controller.controller import Controller
-from controller.runtime import SHUTDOWN_TICKS, Runtime
+from controller.service import runtime as runtime_module
+from controller.robot.config import load_config
+from controller.core.controller import Controller
+from controller.service.runtime import SHUTDOWN_TICKS, Runtime
 
 PERIOD_NS = 2_000_000
 

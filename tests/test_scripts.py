@@ -1,4 +1,4 @@
-"""Keyframe scripts (controller/scripts.py): loading and validation, the
+"""Keyframe scripts (controller/motion/scripts.py): loading and validation, the
 operations on scripts, name resolution, and the player on the C kernel."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.config import load_config
-from controller.native import CUBIC, LINEAR, QUINTIC, Kernel
-from controller.scripts import (
+from controller.robot.config import load_config
+from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
+from controller.motion.scripts import (
     GAIN_RAMP_S,
     GAIN_TO_KP,
     KD_PER_KP,

@@ -1,4 +1,4 @@
-"""controller/sdnotify.py against real AF_UNIX datagram sockets (no systemd,
+"""controller/service/sdnotify.py against real AF_UNIX datagram sockets (no systemd,
 no network): the addresses systemd hands out, the watchdog schedule, and
 that failures are counted instead of raised."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 import pytest
 from structlog.testing import capture_logs
 
-from controller.sdnotify import NEVER, Notifier
+from controller.service.sdnotify import NEVER, Notifier
 
 
 def receiver(address: str) -> socket.socket:

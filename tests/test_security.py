@@ -182,7 +182,7 @@ FORBIDDEN_IMPORTS = {"subprocess", "pickle", "shelve", "marshal"}
 
 def daemon_modules() -> list[Path]:
     """The controller package's modules that `motiond` imports (in a fresh interpreter)."""
-    code = ("import sys, controller.cli.motiond, controller.runtime; "
+    code = ("import sys, controller.cli.motiond, controller.service.runtime; "
             "print('\\n'.join(m.__file__ for n, m in sys.modules.items() "
             "if n.startswith('controller') and getattr(m, '__file__', None)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import load_config
+from controller.robot.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "config" / "systemd" / "motiond.service"

@@ -1,4 +1,4 @@
-"""The Java types jar and `motionctl spy` (controller/lcmjava.py, controller/cli/spy_cmd.py).
+"""The Java types jar and `motionctl spy` (controller/service/lcmjava.py, controller/cli/spy_cmd.py).
 
 lcm-spy scans its class path for LCM types before it opens its window and
 prints how many it found; without a display it then stops with a
@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from controller import lcmjava, msgs
+from controller import msgs
+
+from controller.service import lcmjava
 from controller.cli import motionctl
-from controller.config import load_config
+from controller.robot.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,10 +1,10 @@
-"""The shared step-record machinery (SPEC §4.6, §8.3): controller.steps."""
+"""The shared step-record machinery (SPEC §4.6, §8.3): controller.motion.steps."""
 import tomllib
 
 import pytest
 
-from controller.block import FROM_COMMAND
-from controller.steps import (
+from controller.protocol.block import FROM_COMMAND
+from controller.motion.steps import (
     FROM_MOTION,
     StepContext,
     StepError,

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.block import Block
-from controller.gait_table import SEGMENT_MS, GaitDefinition
-from controller.steps import StepError, read_steps
-from controller.usergait import (
+from controller.protocol.block import Block
+from controller.motion.gait_table import SEGMENT_MS, GaitDefinition
+from controller.motion.steps import StepError, read_steps
+from controller.motion.usergait import (
     GaitDef,
     GaitDefError,
     GaitSection,

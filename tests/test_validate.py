@@ -1,4 +1,4 @@
-"""`motionctl validate` (controller/validate.py): every shipped motion file
+"""`motionctl validate` (controller/motion/validate.py): every shipped motion file
 passes, and each kind of broken file fails with a message that names the
 file, the place in it (step, frame or line) and the reason. Bad files are
 written under tmp_path; nothing opens a socket."""
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import validate as v
-from controller.config import load_config
-from controller.mof import MOF_HEADER
-from controller.validate import Finding, validate_paths
+from controller.motion import validate as v
+from controller.robot.config import load_config
+from controller.motion.mof import MOF_HEADER
+from controller.motion.validate import Finding, validate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 MOTIONS = sorted((ROOT / "gaits" / "motions" / "cyberdog2").glob("*.toml"))

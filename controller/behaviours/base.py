@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from controller.block import Block
-from controller.config import HUMANOID_LEG_GROUPS, Config, Geometry
-from controller.humanoid_kinematics import (
+from controller.protocol.block import Block
+from controller.robot.config import HUMANOID_LEG_GROUPS, Config, Geometry
+from controller.robot.humanoid_kinematics import (
     LEG_SIDES,
     FootPose,
     HumanoidGeometry,
     HumanoidLegKinematics,
 )
-from controller.kinematics import QuadrupedKinematics
-from controller.native import Kernel
+from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import Kernel
 
 
 class Robot:
@@ -187,7 +187,7 @@ class Behaviour:
     # A re-request of this mode does not cancel a pending transition (SPEC §5.6).
     keeps_target = False
     # The controller checks that stiff joints follow their targets
-    # (controller/faults.py); states that do not position-control the joints
+    # (controller/core/faults.py); states that do not position-control the joints
     # (OFF, the damper, motor_ctrl's pass-through) say False.
     checks_tracking = True
     # The gait ids this mode carries out (SPEC §5.3); None: it takes any.

@@ -1,5 +1,5 @@
 """Mode 11 LOCOMOTION on a biped: the open-loop quintic walk
-(controller/biped_walk.py) streams the leg joints every tick.
+(controller/motion/biped_walk.py) streams the leg joints every tick.
 
 Gait ids: 1 stands in place (the walk finishes its step and closes with both
 feet side by side); the config's `walk_gaits` walk at vel_des, which the walk
@@ -30,9 +30,9 @@ from controller.behaviours.base import (
     TickContext,
     percent,
 )
-from controller.biped_walk import QuinticWalk, WalkFrame
-from controller.block import Block
-from controller.native import LINEAR
+from controller.motion.biped_walk import QuinticWalk, WalkFrame
+from controller.protocol.block import Block
+from controller.robot.native import LINEAR
 
 STAND = 1
 LIMIT_MARGIN = 0.02           # rad inside the joint limits

@@ -22,8 +22,8 @@ import numpy as np
 
 from controller.behaviours.base import HumanoidRobot, TickContext
 from controller.behaviours.pose import LIMIT_MARGIN, PoseCtrl
-from controller.humanoid_kinematics import FootPose
-from controller.kinematics import rotation_rpy
+from controller.robot.humanoid_kinematics import FootPose
+from controller.robot.kinematics import rotation_rpy
 
 
 class HumanoidPose(PoseCtrl):

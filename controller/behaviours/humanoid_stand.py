@@ -25,7 +25,7 @@ from controller.behaviours.recovery import (
     RecoveryStand,
     Stage,
 )
-from controller.block import Block
+from controller.protocol.block import Block
 
 STAGE_SPEED = 1.0           # rad/s, the fastest joint of a stage
 MIN_STAGE_TICKS = 250

@@ -1,6 +1,6 @@
 """Mode 11 LOCOMOTION: open-loop gaits (SPEC §6.4).
 
-The gait generator (controller/gait.py) gives the feet every tick; the leg IK
+The gait generator (controller/motion/gait.py) gives the feet every tick; the leg IK
 turns them into joint targets that the kernel streams. Stance legs get stiff
 gains, swing legs softer ones.
 
@@ -20,12 +20,12 @@ from controller.behaviours.base import (
     TickContext,
     percent,
 )
-from controller.block import Block
-from controller.gait import GaitCommand, GaitGenerator
-from controller.gait_table import GaitDefinition, load_gaits
-from controller.native import LINEAR
-from controller.protocol import USER_GAIT
-from controller.usergait import decode_user_gait
+from controller.protocol.block import Block
+from controller.motion.gait import GaitCommand, GaitGenerator
+from controller.motion.gait_table import GaitDefinition, load_gaits
+from controller.robot.native import LINEAR
+from controller.protocol.constants import USER_GAIT
+from controller.motion.usergait import decode_user_gait
 
 STAND = 1
 BOUND = 7

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from controller.behaviours.base import Behaviour, BlockClock, TickContext, percent
-from controller.block import ALL_LEGS
-from controller.kinematics import rotation_rpy
-from controller.native import LINEAR
+from controller.protocol.block import ALL_LEGS
+from controller.robot.kinematics import rotation_rpy
+from controller.robot.native import LINEAR
 
 ABSOLUTE_HEIGHT_GAIT = 5
 COMPLIANT_SWING_GAIT = 2

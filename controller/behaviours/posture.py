@@ -16,7 +16,7 @@ import numpy as np
 
 from controller.behaviours.base import Behaviour, BlockClock, TickContext, percent
 from controller.behaviours.pose import stance_mask
-from controller.kinematics import rotation_rpy
+from controller.robot.kinematics import rotation_rpy
 
 INCREMENTAL_GAITS = (1, 3)
 CONTINUOUS_PERIOD = 1000

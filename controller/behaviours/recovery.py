@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from controller.behaviours.base import Behaviour, TickContext
-from controller.native import LINEAR
+from controller.robot.native import LINEAR
 
 STAND_TICKS = 350
 STAND_SETTLE_TICKS = 50

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from controller.behaviours.base import Behaviour, Robot, TickContext
-from controller.block import Block
-from controller.config import ScriptedModeConfig
-from controller.playback import ScriptPlayback
-from controller.scripts import Script
+from controller.protocol.block import Block
+from controller.robot.config import ScriptedModeConfig
+from controller.motion.playback import ScriptPlayback
+from controller.motion.scripts import Script
 
 if TYPE_CHECKING:
-    from controller.director import Director, ScriptLibrary
+    from controller.core.director import Director, ScriptLibrary
 
 ENTRY_TOLERANCE = np.radians(8.0)   # as modes 21 and 3: no jump on entry
 

@@ -1,6 +1,6 @@
 """`motionctl check-config [PATH...]`: is a robot config one motiond accepts?
 
-Loads each config with `controller.config.load_config`, as the daemon does at
+Loads each config with `controller.robot.config.load_config`, as the daemon does at
 start, and prints one verdict per file:
 
     OK   <path>: robot <name>, <kind>, <n> joints, <tick_hz> Hz, <m> FSM modes, ...
@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.config import DEFAULT_CONFIG, Config, ConfigError, load_config
-from controller.motions import MotionLibrary
-from controller.scripts import load_directory
+from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
+from controller.motion.motions import MotionLibrary
+from controller.motion.scripts import load_directory
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

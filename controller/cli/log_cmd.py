@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.config import Config
-from controller.recording import (
+from controller.robot.config import Config
+from controller.service.recording import (
     RecordingError,
     base_of,
     existing_parts,
@@ -84,7 +84,7 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
 
 
 def run_record(args: argparse.Namespace, cfg: Config) -> int:
-    from controller.lcmjava import LcmJavaError, lcm_tool
+    from controller.service.lcmjava import LcmJavaError, lcm_tool
 
     if args.split_mb <= 0 or args.keep < 0 or not 0 <= args.priority <= 99:
         print("motionctl: record: --split-mb must be > 0, --keep >= 0 and --priority in 0-99",
@@ -152,7 +152,7 @@ def _default_sigint() -> None:
 
 def run_replay(args: argparse.Namespace, cfg: Config) -> int:
     from controller.logs import configure
-    from controller.replay import load_recording, replay
+    from controller.service.replay import load_recording, replay
 
     configure("error")   # the re-run controller's own events are the recorded daemon's
     try:
@@ -175,7 +175,7 @@ def run_replay(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def run_plot(args: argparse.Namespace, cfg: Config) -> int:
-    from controller import plot
+    from controller.service import plot
 
     try:
         series = plot.load_series(cfg, base_of(args.log))

@@ -28,10 +28,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
-from controller import goals, validate
+from controller.core import goals
+
+from controller.motion import validate
 from controller.cli import check_config, log_cmd, script_cmd, spy_cmd
-from controller.config import Config, ConfigError, LcmConfig, load_config, with_namespace
-from controller.goals import EventKind, GoalKind, Reason
+from controller.robot.config import Config, ConfigError, LcmConfig, load_config, with_namespace
+from controller.core.goals import EventKind, GoalKind, Reason
 from controller.msgs import (
     controller_status_t,
     localization_lcmt,
@@ -40,9 +42,9 @@ from controller.msgs import (
     robot_control_cmd_lcmt,
     robot_control_response_lcmt,
 )
-from controller.protocol import BAN_TRANS, MOTION_MODE, TRANSITIONING
-from controller.protocol import SWITCH_STATUS_NAMES as SWITCH_STATUS
-from controller.sequence import (
+from controller.protocol.constants import BAN_TRANS, MOTION_MODE, TRANSITIONING
+from controller.protocol.constants import SWITCH_STATUS_NAMES as SWITCH_STATUS
+from controller.motion.sequence import (
     FieldError,
     Fields,
     SequenceError,
@@ -97,7 +99,7 @@ ModeNames = Callable[[int], str]
 # --------------------------------------------------------------------------- I/O seams
 
 class BusLike(Protocol):
-    """The part of controller.transport.Bus motionctl uses (a fake in the tests)."""
+    """The part of controller.service.transport.Bus motionctl uses (a fake in the tests)."""
 
     def subscribe(self, port_name: str, channel: str) -> None: ...
     def drain(self) -> list[tuple[str, bytes]]: ...
@@ -639,7 +641,7 @@ def goal_from_args(args: argparse.Namespace) -> motion_goal_t:
     """The motion_goal_t a `goal ...` command line asks for (goal_id and utime still 0).
 
     Raises FieldError (a usage error) when the daemon would refuse it, using
-    the daemon's own check (controller.goals.validate), so nothing is sent.
+    the daemon's own check (controller.core.goals.validate), so nothing is sent.
     """
     action = args.goal_command
     if action == "move":
@@ -1156,7 +1158,7 @@ class SetupError(RuntimeError):
 
 
 def _open_link(cfg: Config, subscribe: Sequence[str] = ("response", "status")) -> Link:
-    from controller.transport import Bus  # imports lcm; only needed when talking
+    from controller.service.transport import Bus  # imports lcm; only needed when talking
     try:
         return Link(Bus(cfg.lcm), cfg.lcm, SystemClock(), subscribe)
     except (OSError, RuntimeError) as exc:

@@ -6,7 +6,7 @@ import signal
 import sys
 
 from controller import __version__
-from controller.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
+from controller.robot.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
 from controller.logs import LEVELS, configure, get_logger
 
 
@@ -43,12 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     # Imported late so that --help works without the compiled kernel.
-    from controller import realtime
-    from controller.controller import Controller
-    from controller.runtime import Runtime, epoch_offset_ns
-    from controller.sdnotify import Notifier
-    from controller.sim import SimRobot
-    from controller.transport import Bus
+    from controller.service import realtime
+    from controller.core.controller import Controller
+    from controller.service.runtime import Runtime, epoch_offset_ns
+    from controller.service.sdnotify import Notifier
+    from controller.sim.joint_sim import SimRobot
+    from controller.service.transport import Bus
 
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
     sim = SimRobot(cfg, ctl.kin) if args.sim else None

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from controller.goals import EventKind, Reason
+from controller.core.goals import EventKind, Reason
 from controller.msgs import motion_event_t, script_request_t
 
 PLAY, CANCEL = 0, 1

@@ -2,7 +2,7 @@
 
 lcm-spy listens on one LCM URL, and motiond uses three (one UDP port each,
 config lcm.ports): so this starts one lcm-spy window per port, each titled
-with its port name and URL, all with the types jar (controller.lcmjava) on
+with its port name and URL, all with the types jar (controller.service.lcmjava) on
 their CLASSPATH. It waits until every window is closed; Ctrl-C closes them all.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller import lcmjava
-from controller.config import Config, LcmConfig
+from controller.service import lcmjava
+from controller.robot.config import Config, LcmConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 

@@ -26,13 +26,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from controller.biped_walk import QuinticWalk, load_walk_params
-from controller.config import load_config
-from controller.gait import GaitCommand, GaitGenerator
-from controller.gait_table import load_gaits
-from controller.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics
-from controller.kinematics import QuadrupedKinematics
-from controller.native import Kernel
+from controller.motion.biped_walk import QuinticWalk, load_walk_params
+from controller.robot.config import load_config
+from controller.motion.gait import GaitCommand, GaitGenerator
+from controller.motion.gait_table import load_gaits
+from controller.robot.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics
+from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import Kernel
 
 TICKS = 2000
 REPEATS = 7

@@ -48,7 +48,7 @@ from controller._kernel import lib
 from stats import Target, fmt, quantiles_us, spread
 
 from controller import msgs
-from controller.config import load_config
+from controller.robot.config import load_config
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
 WINDOWS = 6

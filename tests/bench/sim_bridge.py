@@ -21,9 +21,9 @@ import lcm
 
 from controller import msgs
 from controller.behaviours.base import make_robot
-from controller.config import load_config
-from controller.native import Kernel
-from controller.sim import SimRobot
+from controller.robot.config import load_config
+from controller.robot.native import Kernel
+from controller.sim.joint_sim import SimRobot
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ import lcm
 from rt_bench import MISSED_NS, daemon_with_bridge
 
 from controller import msgs
-from controller.config import load_config
+from controller.robot.config import load_config
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 RSS_GROWTH_LIMIT = 0.05

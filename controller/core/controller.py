@@ -1,0 +1,882 @@
+"""Controller.step: every decision of one 2 ms tick, as a pure function of the
+injected time and the packets received since the last tick.
+
+No sockets, no clock reads, no sleeping: the runtime drains LCM into the
+inbox, calls step and publishes the outbox. Tests run it on a fake clock.
+
+Order of work in a tick (SPEC conventions): measured state; command intake and
+queue processing (which see the previous tick's switch_status); the
+unresponsive-safety check (§3.5, applied next tick); OFF handling or the FSM;
+the kernel; the response, joint command and status.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from controller import msgs
+from controller.behaviours.base import Behaviour, MotorCommand, TickContext, make_robot
+from controller.behaviours.biped_locomotion import BipedLocomotion
+from controller.behaviours.damper import Damper
+from controller.behaviours.humanoid_pose import HumanoidPose
+from controller.behaviours.humanoid_stand import HumanoidStand
+from controller.behaviours.locomotion import Locomotion
+from controller.behaviours.motor import MotorCtrl
+from controller.behaviours.off import Off
+from controller.behaviours.pose import PoseCtrl
+from controller.behaviours.posture import QpStand
+from controller.behaviours.recovery import RecoveryStand
+from controller.behaviours.scripted import ScriptedMode
+from controller.protocol.block import (
+    FROM_FAULT,
+    FROM_GOAL,
+    FROM_MOTOR,
+    FROM_SCRIPT,
+    FROM_TIMEOUT,
+    Block,
+)
+from controller.robot.config import Config
+from controller.core.director import SAFETY_MODES, Director, ScriptRun
+from controller.core.faults import JointStateWatch, TrackingWatch
+from controller.core.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
+from controller.motion.gait_table import GaitDefinition
+from controller.core.goals import (
+    Event,
+    EventKind,
+    GoalExecutor,
+    Reason,
+    SpeedProfile,
+    to_msg,
+)
+from controller.protocol.intake import Intake
+from controller.logs import RateLimit, get_logger
+from controller.motion.motions import MotionLibrary
+from controller.robot.native import Kernel
+from controller.core.odometry import Odometry
+from controller.protocol.constants import MOTION_MODE, USER_GAIT
+from controller.protocol.queue import CommandQueue
+from controller.motion.usergait import (
+    DEF_HEADER,
+    PARAMS_HEADER,
+    parse_gait_def,
+    parse_gait_params,
+)
+
+# One behaviour per mode, per robot kind; a mode the kind lacks is refused.
+# Mode 11 only where the config has a locomotion (a gait generator or a walk).
+BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
+    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl),
+    "humanoid": (Off, Damper, HumanoidStand, HumanoidPose),
+}
+BOTH_FEET = 0b11              # humanoid contact: bit0 right sole, bit1 left sole
+RESPONSE_EVERY = 10           # ticks: the 50 Hz baseline (SPEC §1.8)
+ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
+GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
+STAND_GAIT = 1
+STILL = (0.0, 0.0, 0.0)
+MOTOR_CTRL_LOST_NS = 500_000_000
+MOVE_GOALS = (1, 2)           # motion_goal_t kinds that walk (need the legs)
+CONTACT_FORCE_N = 5.0
+OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
+OVERRIDE_DAMPER_TICKS = 25
+USER_GAIT_HEADERS = {DEF_HEADER: "def", PARAMS_HEADER: "params"}
+USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
+MOTOR_OFFLINE = 1             # motor_error bit0 (SPEC §5.9): set on every joint while
+                              # joint_state is missing
+
+
+@dataclass
+class Counters:
+    commands_accepted: int = 0
+    heartbeats: int = 0
+    packets_rejected: int = 0
+    commands_rejected: int = 0
+    timeouts: int = 0
+    last_error: str = ""
+
+
+@dataclass
+class Timing:
+    """Loop telemetry the runtime measures; copied into controller_status."""
+    lateness_p50_us: float = 0.0
+    lateness_p99_us: float = 0.0
+    lateness_max_us: float = 0.0
+    loop_p99_us: float = 0.0
+    tick_overruns: int = 0
+
+
+@dataclass
+class Outbox:
+    """Encoded messages to publish: (port name, channel, bytes-like). The
+    controller reuses its outbox and the joint command's buffer, so both are
+    valid until the next step: publish them, or copy what you keep."""
+    messages: list[tuple[str, str, bytes]] = field(default_factory=list)
+
+    def add(self, port: str, channel: str, data: bytes) -> None:
+        self.messages.append((port, channel, data))
+
+    def get(self, channel: str) -> bytes | None:
+        for _, ch, data in self.messages:
+            if ch == channel:
+                return data
+        return None
+
+
+# Types whose encoding has one size; any other length is rejected before decoding.
+STAND_MODE = 12              # where the robot goes when a full-body script ends
+# Which config `priorities` entry each block source counts as.
+SOURCE_PRIORITY = {FROM_MOTOR: "motor_ctrl", FROM_GOAL: "motion_goal"}
+FIXED_SIZES = {kind: len(kind().encode()) for kind in (
+    msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt, msgs.motion_goal_t)}
+
+
+def _i32(x: int) -> int:
+    """Counters wrap inside int32 rather than break the status encoder."""
+    return x & 0x7FFFFFFF
+
+
+def _finite(values: Any) -> bool:
+    return all(map(math.isfinite, values))
+
+
+class Controller:
+    def __init__(self, cfg: Config, epoch_offset_ns: int = 0) -> None:
+        self.cfg = cfg
+        # now_ns is a monotonic clock; message utimes are now + this offset.
+        self.epoch_offset_ns = epoch_offset_ns
+        self.shutting_down = False
+        self.log = get_logger("motiond.controller")
+        # No joint target moves faster than its velocity limit, even when a
+        # command or a segment would make it jump.
+        self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+        self.robot = make_robot(cfg, self.kernel)
+        self.kin = self.robot.kin
+        kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ()) \
+            + ((BipedLocomotion,) if cfg.walk is not None else ())
+        self.director = Director(cfg, self.kernel)
+        self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
+        # The quadruped estimates foot forces from joint torques (SPEC §5.10);
+        # the humanoid reports the feet its motion plans on the ground.
+        self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
+        self.queue = CommandQueue(cfg.command_queue_capacity, expand_motion=self._expand_motion)
+        self.user_params: list[Block] = []
+        self.motion_refusal = ""      # why the last mode-62 block could not expand
+        self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,
+                                     1000.0 / cfg.tick_hz) if cfg.motions else None
+        if self.motions is not None:
+            for motion_id, error in sorted(self.motions.errors.items()):
+                self.log.error("motion_refused", motion=motion_id, reason=error)
+        for err in cfg.mof.errors if cfg.mof else ():
+            self.log.error("mof_refused", file=err.source, line=err.line, reason=err.reason)
+        self.now_ns = 0
+        # Until a command arrives the controller resolves to OFF (SPEC §2.5); the
+        # queue is never empty, even when the first packet queues nothing.
+        self.queue.replace_all(Block(mode=0, source=FROM_TIMEOUT))
+        tick_ms = 1000.0 / cfg.tick_hz
+        self.intake = Intake(int(cfg.command_timeout_ms * 1e6), tick_ms)
+        self.ch = cfg.lcm.channels
+        self.tick = 0
+        self.counters = Counters()
+        self.timing = Timing()
+        self.limit = RateLimit()
+        n = cfg.num_joints
+        self.q = np.zeros(n)
+        self.qd = np.zeros(n)
+        self.tau = np.zeros(n)
+        self.motor_msg: Any = None
+        self.motor_rx_ns = 0
+        self.user_gait: dict[str, str] = {}
+        self.timed_out = False
+        self.override_count = 0
+        # Faults that damp the robot on their own (controller/core/faults.py): the
+        # damper (or OFF) block a fault holds the robot in until a new command.
+        self.joint_watch = JointStateWatch(cfg.safety.joint_state_timeout_ms, cfg.tick_hz)
+        self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
+        self.fault_block = Block(mode=7, source=FROM_FAULT)
+        self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
+        self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
+        self.response = msgs.robot_control_response_lcmt()
+        # Motor fault bits per joint, wire order: controller_status carries
+        # every joint's, the response's motor_error[12] the leg joints'
+        # (cfg.leg_indices), wherever they are. The sim reports no faults.
+        self.motor_error = np.zeros(n, dtype=np.int32)
+        self.response.motor_error = self.motor_error[cfg.leg_indices].tolist()
+        self.joint_cmd_fingerprint = int.from_bytes(msgs.joint_command_t._get_packed_fingerprint(), "big")
+        self.out = Outbox()
+        self.motor_state = msgs.motor_ctrl_state_lcmt()   # published every tick in mode 15
+        self.status = msgs.controller_status_t()
+        self.status.num_joints = n
+        self.status.motor_error = self.motor_error.tolist()
+        # The previous tick's active block and (mode, gait, switch_status, bar):
+        # intake, the cadence and the overrides all look one tick back (SPEC).
+        self.last_active: Block = self.queue.blocks[0]
+        self.last_reported = (0, 0, NORMAL, 100)
+        # Odometry integrates the body velocity the locomotion drives; goals
+        # walk by it (SPEC §1.6; the Motion Module API of the seeds).
+        self.odom = Odometry()
+        self.localization = msgs.localization_lcmt()
+        loco = cfg.locomotion or cfg.walk
+        self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
+        self.goal_gait = loco.default_gait if loco else STAND_GAIT
+        self.events: list = []
+        self.battery_v: float | None = None
+        self.script_holds: set[int] = set()   # overlays already logged as outranking the mode
+        self.script_state: Behaviour = self.fsm.state
+
+    def _scripted_modes(self) -> dict[int, Behaviour]:
+        """Modes that replay scripts (64, 16, 22) and the script mode; each
+        script and chain is checked now, and a bad one is logged and refused."""
+        sc = self.cfg.scripts
+        for error in self.director.library.errors:
+            self.log.error("script_refused", file=error.where, reason=str(error))
+        if sc is None:
+            return {}
+        modes: dict[int, Behaviour] = {}
+        for mode, mode_cfg in sc.modes.items():
+            behaviour = ScriptedMode(self.robot, mode, mode_cfg, self.director.library)
+            for gait, reason in sorted(behaviour.errors.items()):
+                self.log.error("scripted_gait_refused", mode=mode, gait=gait, reason=reason)
+            modes[mode] = behaviour
+        if sc.mode is not None:
+            modes[sc.mode] = ScriptedMode(self.robot, sc.mode, None, self.director.library,
+                                          self.director)
+        return modes
+
+    # -- intake ------------------------------------------------------------------
+    def _reject_packet(self, now_ns: int, channel: str, reason: str) -> None:
+        self.counters.packets_rejected += 1
+        self._error(now_ns, f"packet on {channel} dropped: {reason}", "packet_rejected")
+
+    def _error(self, now_ns: int, text: str, event: str) -> None:
+        self.counters.last_error = text
+        suppressed = self.limit.allow(event, now_ns)
+        if suppressed is not None:
+            self.log.warning(event, reason=text, suppressed=suppressed)
+
+    def _decode(self, now_ns: int, channel: str, kind: Any, data: bytes) -> Any:
+        """The decoded message, or None after counting a bad packet."""
+        size = FIXED_SIZES.get(kind)
+        if size is not None and len(data) != size:
+            self._reject_packet(now_ns, channel, f"{len(data)} bytes, a {kind.__name__} has {size}")
+            return None
+        try:
+            msg = kind.decode(data)
+        except Exception as exc:  # wrong fingerprint, truncated: never raise out of the tick
+            self._reject_packet(now_ns, channel, f"not a valid {kind.__name__} ({exc})")
+            return None
+        if size is None and len(msg.encode()) != len(data):
+            self._reject_packet(now_ns, channel, f"{len(data)} bytes with trailing data")
+            return None
+        return msg
+
+    def _on_joint_state(self, now_ns: int, data: bytes) -> bool:
+        """Take in a joint_state; True if it was valid."""
+        msg = self._decode(now_ns, self.ch["joint_state"], msgs.joint_state_t, data)
+        if msg is None:
+            return False
+        n = self.cfg.num_joints
+        if msg.num_joints != n:
+            self._reject_packet(now_ns, self.ch["joint_state"],
+                                f"{msg.num_joints} joints, this robot has {n}")
+            return False
+        if not (_finite(msg.position) and _finite(msg.velocity) and _finite(msg.torque)):
+            self._reject_packet(now_ns, self.ch["joint_state"], "a value is not finite")
+            return False
+        self.q[:] = msg.position
+        self.qd[:] = msg.velocity
+        self.tau[:] = msg.torque
+        volts = float(msg.battery_voltage)
+        self.battery_v = volts if math.isfinite(volts) and volts > 0.0 else None
+        self.fsm.measured = True
+        outage_ns = self.joint_watch.received(now_ns)
+        if outage_ns is not None:
+            self._joint_state_back(now_ns, outage_ns)
+        return True
+
+    def _on_command(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, data)
+        if msg is None:
+            return
+        result = self.intake.receive(msg, now_ns)
+        if result.heartbeat:
+            self.counters.heartbeats += 1
+        elif result.error:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, result.error, "command_rejected")
+        elif result.block is not None:
+            self.counters.commands_accepted += 1
+            block = result.block
+            self.log.debug("command", mode=block.mode, gait=block.gait_id,
+                           life_count=block.life_count, duration_ticks=block.duration)
+            outranked = self._joint_state_missing(now_ns) \
+                or self._outranked_by_script("robot_control_cmd", block.mode)
+            if outranked:
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"command mode {block.mode} refused: {outranked}",
+                            "command_refused")
+                return
+            if self.goals.active:
+                self.events += self.goals.preempt(
+                    now_ns, f"robot_control_cmd mode {block.mode} took over", self.odom)
+            dropped = self.queue.enqueue(block)
+            if dropped:
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"command mode {block.mode} dropped: {dropped}", "command_dropped")
+
+    def _on_motor_ctrl(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["motor_ctrl"], msgs.motor_ctrl_lcmt, data)
+        if msg is None:
+            return
+        if not all(_finite(getattr(msg, f)) for f in ("q_des", "qd_des", "kp_des", "kd_des", "tau_des")):
+            self.counters.commands_rejected += 1
+            self._error(now_ns, "motor_ctrl rejected: a value is not finite", "command_rejected")
+            return
+        self.motor_msg = msg
+        self.motor_rx_ns = now_ns
+
+    def _on_user_gait(self, now_ns: int, data: bytes, out: Outbox) -> None:
+        """An upload on user_gait_file (SPEC §8.1): stored by its header and
+        parsed at once, so a malformed file is answered 1 with a log line
+        instead of failing when it is run (SPEC §11)."""
+        msg = self._decode(now_ns, self.ch["user_gait_file"], msgs.file_send_lcmt, data)
+        if msg is None:
+            return
+        kind = next((k for h, k in USER_GAIT_HEADERS.items() if msg.data.startswith(h)), None)
+        warnings: list[str] = []
+        error = "the text starts with neither '# Gait Def' nor '# Gait Params'"
+        if kind == "def":
+            error = self._load_gait_def(msg.data, warnings)
+        elif kind == "params":
+            error = self._load_gait_params(msg.data, warnings)
+        result = msgs.file_recv_lcmt()
+        result.result = 0 if error is None else 1
+        if error is None:
+            self.user_gait[kind] = msg.data
+            self.log.info("user_gait_file", kind=kind, size=len(msg.data), warnings=warnings[:5])
+        else:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, f"user_gait_file upload refused: {error}", "user_gait_refused")
+        out.add("command", self.ch["user_gait_result"], result.encode())
+
+    def _load_gait_def(self, text: str, warnings: list[str]) -> str | None:
+        loco = self.fsm.behaviours.get(11)
+        if not isinstance(loco, Locomotion):
+            return "this robot has no locomotion that takes user gaits"
+        try:
+            gait_def = parse_gait_def(text, warnings=warnings)
+        except ValueError as exc:
+            return str(exc)
+        loco.set_user_gait(GaitDefinition(
+            id=USER_GAIT, name="uploaded user gait", contact=gait_def.contact_table(),
+            window_min=-USER_GAIT_WINDOW, window_max=USER_GAIT_WINDOW, source="user_gait_file"))
+        return None
+
+    def _load_gait_params(self, text: str, warnings: list[str]) -> str | None:
+        try:
+            blocks = parse_gait_params(text, 1000.0 / self.cfg.tick_hz, warnings=warnings)
+        except ValueError as exc:
+            return str(exc)
+        self.user_params = blocks
+        return None
+
+    def _expand_motion(self, block: Block) -> list[Block] | None:
+        """The steps of a mode-62 motion (SPEC §4.1): 110 runs the uploaded
+        Gait Params, other ids the configured motion library."""
+        if block.gait_id == USER_GAIT:
+            if not self.user_params:
+                self.motion_refusal = "motion 110 needs Gait Params uploaded on user_gait_file"
+                return None
+            return [b.again() for b in self.user_params]
+        if self.motions is None:
+            self.motion_refusal = "this robot has no motion library"
+            return None
+        steps = self.motions.expand(block.gait_id, self.queue.motion_id)
+        if steps is None:
+            self.motion_refusal = self.motions.why_missing(block.gait_id)
+        return steps
+
+    def _on_goal(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["motion_goal"], msgs.motion_goal_t, data)
+        if msg is None:
+            return
+        outranked = self._joint_state_missing(now_ns) or self._damped_by_fault() \
+            or self._outranked_by_script("motion_goal", 11)
+        if outranked and msg.kind in MOVE_GOALS:
+            text = f"refused: {outranked}"
+            self.counters.commands_rejected += 1
+            self._error(now_ns, f"motion goal {msg.goal_id}: {text}", "goal_refused")
+            self.events.append(Event(EventKind.GOAL_DONE, msg.goal_id, msg.kind, Reason.REFUSED,
+                                     text=text[:200]))
+            return
+        events = self.goals.on_goal(msg, now_ns, self.odom)
+        for e in events:
+            # Only a refusal is an error: the same call also ends a running
+            # move (CANCELLED by a STOP, PREEMPTED by a new move) as asked.
+            if e.kind == EventKind.GOAL_DONE and e.reason == Reason.REFUSED:
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"motion goal {e.goal_id}: {e.text}", "goal_refused")
+        self.events += events
+
+    # -- source selection (SPEC §2.2, §2.5, §11) --------------------------------------
+    def _motor_command(self, now_ns: int) -> MotorCommand | None:
+        msg = self.motor_msg
+        if msg is None:
+            return None
+        return MotorCommand(np.array(msg.q_des), np.array(msg.qd_des), np.array(msg.kp_des),
+                            np.array(msg.kd_des), np.array(msg.tau_des),
+                            (now_ns - self.motor_rx_ns) / 1e6)
+
+    def shutdown(self) -> None:
+        """From now on command the passive damper, whatever arrives (SIGTERM)."""
+        self.shutting_down = True
+
+    def _select_source(self, now_ns: int) -> None:
+        if self.shutting_down:
+            self.queue.replace_all(Block(mode=7 if self.fsm.mode != 0 else 0, source=FROM_TIMEOUT))
+            return
+        if self.fault_now or self.joint_watch.lost:
+            # Nothing else may command the robot until the fault is gone; the
+            # fault's block then stays until a new command replaces it.
+            if self.queue.blocks[0] is not self.fault_block:
+                self.queue.replace_all(self.fault_block)
+            return
+        motor_fresh = self.motor_msg is not None and now_ns - self.motor_rx_ns < MOTOR_CTRL_LOST_NS
+        if motor_fresh and self._outranked_by_script("motor_ctrl", 15):
+            motor_fresh = False
+        if motor_fresh:
+            refusal = self.fsm.why_refused(15)
+            if refusal is None:
+                self.queue.replace_all(Block(mode=15, source=FROM_MOTOR))
+                self.timed_out = False
+                return
+            self._error(now_ns, f"motor_ctrl ignored: {refusal}", "motor_ctrl_ignored")
+        if self._goal_source(now_ns):
+            return
+        body = self.director.body
+        if body is not None and not body.ended and self.last_active.script is body:
+            self.timed_out = False      # a full-body script keeps the robot commanded
+            return
+        if self.intake.fresh(now_ns):
+            self.timed_out = False
+            return
+        mode = 7 if self.last_active.mode != 0 and self.fsm.mode != 0 else 0
+        if not self.timed_out and self.intake.last_rx_ns is not None:
+            self.counters.timeouts += 1
+            self.log.warning("command_timeout", fallback_mode=mode,
+                             timeout_ms=self.cfg.command_timeout_ms)
+        self.timed_out = True
+        self.queue.replace_all(Block(mode=mode, pos_des=(0.0, 0.0, 0.24),
+                                     step_height=(0.07, 0.03), source=FROM_TIMEOUT))
+
+    def _goal_source(self, now_ns: int) -> bool:
+        """A running motion goal drives mode 11 (True). When a move ends, the
+        robot is left in a locomotion stand and the command timeout starts
+        over from that moment, as if the goal had been the last command."""
+        velocity, events = self.goals.step(now_ns, self.odom, self.battery_v)
+        self.events += events
+        if velocity is not None:
+            self.queue.replace_all(Block(mode=11, gait_id=self.goal_gait, vel_des=velocity,
+                                         step_height=(GOAL_STEP_HEIGHT,) * 2, source=FROM_GOAL))
+            self.timed_out = False
+            return True
+        if any(e.kind == EventKind.GOAL_DONE for e in events) \
+                and self.last_active.source == FROM_GOAL:
+            self.queue.replace_all(Block(mode=11, gait_id=STAND_GAIT, source=FROM_GOAL))
+            self.intake.last_rx_ns = now_ns
+            self.timed_out = False
+            return True
+        return False
+
+    def _safety_override(self, active: Block, status: int, reported_mode: int) -> None:
+        """Unresponsive-safety overrides (SPEC §3.5), applied at the next tick."""
+        if (status == ESTOP and active.mode != 0) or \
+                (status == NORMAL and reported_mode == 0 and active.mode == 12):
+            self.override_count += 1
+            if self.override_count > OVERRIDE_OFF_TICKS:
+                self.queue.override = 0
+        elif status == EDAMP and active.mode != 7:
+            self.override_count += 1
+            if self.override_count > OVERRIDE_DAMPER_TICKS:
+                self.queue.override = 7
+        else:
+            self.override_count = 0
+            self.queue.override = None
+
+    # -- faults of the robot side (controller/core/faults.py, docs/RELIABILITY.md) -------------
+    def _check_faults(self, now_ns: int) -> bool:
+        """True when a fault trips this tick: the robot goes to the damper
+        (EDAMP) or, from OFF, stays OFF, and the fault's block replaces the
+        command until a new one arrives."""
+        if self.joint_watch.check(now_ns):
+            gap_ms = self.joint_watch.gap_ns(now_ns) / 1e6
+            self._mark_offline(True)
+            self._trip(now_ns, "joint_state_lost",
+                       f"no joint_state for {gap_ms:.0f} ms "
+                       f"(safety.joint_state_timeout_ms {self.cfg.safety.joint_state_timeout_ms:g})",
+                       gap_ms=round(gap_ms, 3))
+            return True
+        state = self.fsm.state
+        if self.joint_watch.lost or not self.fsm.measured or not state.checks_tracking \
+                or self.fsm.operating in (EDAMP, ESTOP):
+            self.tracking.reset()
+            return False
+        k = self.kernel
+        found = self.tracking.check(self.q, k.pos, k.kp)
+        if found is None:
+            return False
+        joint, error = found
+        name = self.cfg.joint_names[joint]
+        s = self.cfg.safety
+        self._trip(now_ns, "tracking_error",
+                   f"{name} is {error:.2f} rad from its target for {s.tracking_error_ms:g} ms "
+                   f"(safety.tracking_error_rad {s.tracking_error_rad:g}) in {self.cfg.fsm.name(state.mode)}",
+                   joint=name, error_rad=round(error, 3), target=round(float(k.pos[joint]), 3),
+                   measured=round(float(self.q[joint]), 3))
+        self.tracking.reset()
+        return True
+
+    def _trip(self, now_ns: int, event: str, text: str, **fields: Any) -> None:
+        off = self.fsm.mode == 0
+        action = "staying OFF" if off else "damping (EDAMP)"
+        self.fault_block = Block(mode=0 if off else 7, source=FROM_FAULT)
+        if self.goals.active:
+            self.events += self.goals.preempt(now_ns, f"{event}: {text}", self.odom)
+        self.counters.last_error = f"{text}: {action} until a new command"
+        suppressed = self.limit.allow(event, now_ns)
+        if suppressed is not None:
+            self.log.warning(event, **fields, action=action, state=self.cfg.fsm.name(self.fsm.mode),
+                             suppressed=suppressed)
+
+    def _joint_state_back(self, now_ns: int, outage_ns: int) -> None:
+        self._mark_offline(False)
+        outage_ms = outage_ns / 1e6
+        held = self.cfg.fsm.name(self.fault_block.mode)
+        self.counters.last_error = (f"joint_state back after {outage_ms:.0f} ms: "
+                                    f"{held} until a new command")
+        suppressed = self.limit.allow("joint_state_back", now_ns)
+        if suppressed is not None:
+            self.log.info("joint_state_back", outage_ms=round(outage_ms, 3), holding=held,
+                          suppressed=suppressed)
+
+    def _joint_state_missing(self, now_ns: int) -> str | None:
+        """Why nothing may be commanded now (joint_state lost), or None."""
+        if not self.joint_watch.lost:
+            return None
+        return f"no joint_state for {self.joint_watch.gap_ns(now_ns) / 1e6:.0f} ms"
+
+    def _damped_by_fault(self) -> str | None:
+        if self.fsm.operating not in (EDAMP, ESTOP):
+            return None
+        return (f"the robot is in {'EDAMP' if self.fsm.operating == EDAMP else 'ESTOP'}: "
+                f"a recovery stand (12) first")
+
+    def _mark_offline(self, offline: bool) -> None:
+        if offline:
+            self.motor_error |= MOTOR_OFFLINE
+        else:
+            self.motor_error &= ~MOTOR_OFFLINE
+        self.response.motor_error = self.motor_error[self.cfg.leg_indices].tolist()
+        self.status.motor_error = self.motor_error.tolist()
+
+    # -- scripts (controller/core/director.py) ------------------------------------------------
+    def _on_script_request(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["script_request"], msgs.script_request_t, data)
+        if msg is None:
+            return
+        refusal = self.director.request(msg, now_ns, self.epoch_offset_ns)
+        if refusal:
+            self.counters.commands_rejected += 1
+            self._error(now_ns, f"script request {msg.request_id} refused: {refusal}",
+                        "script_refused")
+
+    def _priority(self, block: Block) -> int | None:
+        """The priority of the motion `block` drives; None for the safety
+        fallbacks (timeout, OFF, damper), which nothing outranks."""
+        if block.source in (FROM_TIMEOUT, FROM_FAULT) or block.mode == 0 or self.shutting_down:
+            return None
+        if block.script is not None:
+            return int(block.script.priority)
+        if block.source == FROM_SCRIPT:
+            return self.cfg.scripts.default_priority if self.cfg.scripts else None
+        return self.cfg.priorities[SOURCE_PRIORITY.get(block.source, "robot_control_cmd")]
+
+    def _outranked_by_script(self, source: str, mode: int) -> str | None:
+        """Why `source` may not take over now (a full-body script of equal or
+        higher priority plays), or None. OFF and the damper are never refused."""
+        body = self.director.body
+        if mode in SAFETY_MODES or body is None or body.ended:
+            return None
+        mine = self.cfg.priorities[source]
+        if body.priority < mine:
+            return None
+        return (f"script {body.name} (request {body.request_id}) plays at priority "
+                f"{body.priority}, {source} has {mine}")
+
+    def _safety_state(self) -> bool:
+        return self.fsm.mode in SAFETY_MODES or self.fsm.operating in (EDAMP, ESTOP) \
+            or self.shutting_down
+
+    def _start_scripts(self, now_ns: int) -> None:
+        """Start the script requests whose time has come, or refuse them."""
+        for run in self.director.due(now_ns):
+            refusal = self._start_script(run, now_ns)
+            if refusal:
+                self.director.refuse(run, refusal)
+                self.counters.commands_rejected += 1
+                self._error(now_ns, f"script request {run.request_id} refused: {refusal}",
+                            "script_refused")
+
+    def _start_script(self, run: ScriptRun, now_ns: int) -> str | None:
+        fsm = self.fsm
+        name = self.cfg.fsm.name(fsm.mode)
+        if fsm.mode == 0 or fsm.operating in (EDAMP, ESTOP) or self.shutting_down \
+                or self.last_active.source in (FROM_TIMEOUT, FROM_FAULT):
+            # A commanded damper (7) is not refused here: a full-body script
+            # that outranks the command may start from it (get up).
+            return f"the robot is in {name} ({self.last_active.source}); no script may start"
+        if not fsm.measured:
+            return "no joint_state has been received yet"
+        blocked = self.director.blocking(run)
+        if blocked:
+            return blocked
+        busy = fsm.state.limbs_in_use()
+        busy = self.director.all_limbs if busy is None else busy
+        if not run.limbs & busy:
+            self.director.preempt_for(run)
+            self.director.start_overlay(run, self.tick, self.q)
+            return None
+        limbs = ", ".join(sorted(run.limbs & busy))
+        mode_priority = self._priority(self.last_active)
+        if mode_priority is not None and mode_priority >= run.priority:
+            return (f"{limbs}: driven by {name} from {self.last_active.source} "
+                    f"(priority {mode_priority} >= {run.priority})")
+        script_mode = self.cfg.scripts.mode if self.cfg.scripts else None
+        if script_mode is None:
+            return f"{limbs}: driven by {name}, and this robot has no script mode"
+        if fsm.mode != script_mode:
+            refusal = fsm.why_refused(script_mode, Block(mode=script_mode, script=run))
+            if refusal:
+                return refusal
+        self.director.preempt_for(run, everything_of_body=True)
+        run.overlay = False
+        self.director.body = run
+        if self.goals.active:
+            self.events += self.goals.preempt(now_ns, f"script {run.name} took over", self.odom)
+        self.queue.replace_all(Block(mode=script_mode, source=FROM_SCRIPT, script=run))
+        return None
+
+    def _script_tick(self, now_ns: int, ctx: TickContext, active: Block) -> None:
+        """After the state has run: the full-body script's end, safety
+        cancels, and the overlays on top of the state's joints."""
+        director = self.director
+        name = self.cfg.fsm.name(self.fsm.mode)
+        if self.fsm.state is not self.script_state:
+            self.script_state = self.fsm.state
+            director.release()
+        safety = self._safety_state()
+        if safety:
+            director.cancel(0, f"the robot entered {name}")
+        body = director.body
+        if body is not None:
+            if body.ended:
+                director.body = None
+            elif active.script is not body:
+                director.body = None
+                director.end(body, Reason.PREEMPTED,
+                               f"{active.source} mode {active.mode} took over")
+            elif body.started and body.playback.done and self.fsm.state.ready():
+                director.body = None
+                director.end(body, Reason.FINISHED, "played to its last frame")
+            if director.body is None and active.script is body:
+                # Finished or cancelled: stand, and the command timeout starts now.
+                self.queue.replace_all(Block(mode=STAND_MODE, source=FROM_SCRIPT))
+                self.intake.last_rx_ns = now_ns
+        limbs = self.fsm.state.limbs_in_use()
+        limbs = director.all_limbs if limbs is None else limbs
+        priority = None if safety else self._priority(active)
+        for run in director.overlays:
+            if run.limbs & limbs and priority is not None and run.priority > priority \
+                    and run.request_id not in self.script_holds:
+                self.script_holds.add(run.request_id)
+                self.log.info("script_keeps_limbs", script=run.name, request=run.request_id,
+                              limbs=sorted(run.limbs & limbs), mode=name,
+                              priority=run.priority, mode_priority=priority)
+        director.step_overlays(ctx.tick, ctx.q, limbs, priority, f"mode {self.fsm.mode} {name}")
+
+    # -- the tick ---------------------------------------------------------------------
+    def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
+             timing: Timing | None = None) -> Outbox:
+        out = self.out
+        out.messages.clear()
+        ch = self.ch
+        self.now_ns = now_ns
+        # Odometry: the body twist of the tick that just ended (zero when the
+        # state does not travel, which also zeroes the reported velocity).
+        velocity = self.fsm.state.body_velocity()
+        self.odom.integrate(STILL if velocity is None else velocity, self.cfg.dt)
+        # The measured state first, whatever order the packets came in (DESIGN
+        # principle 6): a command in the same inbox starts from this pose.
+        measured = False
+        for channel, data in inbox:
+            if channel == ch["joint_state"]:
+                measured = self._on_joint_state(now_ns, data) or measured
+        if measured:
+            self.kernel.seed(self.q)
+        for channel, data in inbox:
+            if channel == ch["command"]:
+                self._on_command(now_ns, data)
+            elif channel == ch["motor_ctrl"]:
+                self._on_motor_ctrl(now_ns, data)
+            elif channel == ch["user_gait_file"]:
+                self._on_user_gait(now_ns, data, out)
+            elif channel == ch["motion_goal"]:
+                self._on_goal(now_ns, data)
+            elif channel == ch["script_request"]:
+                self._on_script_request(now_ns, data)
+        self.fault_now = self._check_faults(now_ns)
+        self._start_scripts(now_ns)
+        self._select_source(now_ns)
+        previous_status = self.last_reported[2]
+        active = self.queue.process(previous_status)
+        self._safety_override(active, previous_status, self.last_reported[0])
+
+        t = self.tick * self.cfg.dt
+        ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
+                          self._motor_command(now_ns) if active.mode == 15 else None,
+                          self.queue.motion_progress())
+        previous_state = self.fsm.mode
+        if active.mode == 0:
+            self.fsm.reset_off(ctx)
+        elif self.shutting_down:
+            self.fsm.damp(ctx)
+        else:
+            self.fsm.step(ctx, fault=self.fault_now)
+        self._script_tick(now_ns, ctx, active)
+        self.kernel.step(t)
+
+        reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
+                                     ctx.motion_bar)
+        if self.goals.active and active.source == FROM_GOAL and reported[2] == BAN_TRANS:
+            self.events += self.goals.refuse(now_ns, self.fsm.refusal or "mode 11 refused", self.odom)
+        self._log_changes(now_ns, previous_state, active, reported)
+        self._publish(now_ns, out, reported, timing)
+        self.last_active = active
+        self.last_reported = reported
+        self.tick += 1
+        return out
+
+    def _log_changes(self, now_ns: int, previous_state: int, active: Block,
+                     reported: tuple[int, int, int, int]) -> None:
+        if self.fsm.mode != previous_state:
+            self.log.info("mode_change", **{"from": self.cfg.fsm.name(previous_state)},
+                          to=self.cfg.fsm.name(self.fsm.mode), tick=self.tick)
+        refused = reported[2] == BAN_TRANS
+        new_block = active.uid != self.last_active.uid
+        if refused and (self.last_reported[2] != BAN_TRANS or new_block):
+            reason = self.fsm.refusal or "refused"
+            if active.mode == MOTION_MODE and self.motion_refusal:
+                reason = self.motion_refusal
+            self.counters.last_error = f"mode {active.mode} refused: {reason}"
+            suppressed = self.limit.allow("mode_refused", now_ns)
+            if suppressed is not None:
+                self.log.warning("mode_refused", requested=active.mode, gait=active.gait_id,
+                                 state=self.cfg.fsm.name(self.fsm.mode), reason=reason,
+                                 suppressed=suppressed)
+
+    def _publish(self, now_ns: int, out: Outbox, reported: tuple[int, int, int, int],
+                 timing: Timing | None) -> None:
+        mode, gait, status, bar = reported
+        prev_mode, prev_gait, prev_status, prev_bar = self.last_reported
+        utime = (now_ns + self.epoch_offset_ns) // 1000
+        out.add("joint", self.ch["joint_cmd"],
+                self.kernel.encode_joint_command(self.joint_cmd_fingerprint, utime, self.tick))
+
+        # SPEC §1.8 cadence, plus (motiond) a message whenever the reported mode
+        # or gait changes, so a client sees e.g. the timeout damper at once.
+        changed = (mode, gait, status) != (prev_mode, prev_gait, prev_status)
+        due = changed or self.tick % RESPONSE_EVERY == 0 or (bar >= 95 and prev_bar != 100)
+        if due:
+            r = self.response
+            r.mode, r.gait_id, r.switch_status, r.order_process_bar = mode, gait, status, bar
+            r.contact = self._contact()
+            r.ori_error = self.fsm.ori_error
+            r.footpos_error = self.fsm.footpos_error
+            out.add("response", self.ch["response"], r.encode())
+
+        if self.fsm.mode == 15:
+            st = self.motor_state
+            behaviour = self.fsm.state
+            st.err_flag = int(getattr(behaviour, "err_flag", 0))
+            age = getattr(behaviour, "age_ms", 0.0)
+            st.ctrl_topic_interval = float(min(age, 1e9))
+            out.add("joint", self.ch["motor_ctrl_state"], st.encode())
+
+        if self.tick % ODOMETRY_EVERY == 0:
+            self.odom.fill(self.localization, now_ns + self.epoch_offset_ns)
+            out.add("joint", self.ch["global_to_robot"], self.localization.encode())
+        for event in self.events + self.director.take_events():
+            out.add("command", self.ch["motion_event"], to_msg(event, utime).encode())
+        self.events.clear()
+
+        # Status at its rate, and on every change of mode, gait or switch_status
+        # so that tools see the exact tick of each change.
+        if changed or self.tick % self.status_every == 0:
+            out.add("joint", self.ch["status"], self._status(utime, reported, timing).encode())
+
+    def _planned_contact(self) -> int:
+        """Humanoid: bit0 right sole, bit1 left sole, set while the running
+        motion plans that foot on the ground (the walk's support foot; both
+        in double support and whenever the robot is not walking). There is no
+        force estimate: the measured leg torques are not used."""
+        planned = self.fsm.state.planned_contact()
+        return BOTH_FEET if planned is None else planned
+
+    def _estimated_contact(self) -> int:
+        """Bit i set when leg i's estimated foot force exceeds 5 N (SPEC §5.10)."""
+        legs = len(self.cfg.legs)
+        q = self.q.reshape(legs, 3)
+        tau = self.tau.reshape(legs, 3)
+        jt = np.transpose(self.kin.jacobian(q), (0, 2, 1))
+        try:
+            force = np.linalg.solve(jt, tau[..., None])[..., 0]
+        except np.linalg.LinAlgError:   # a singular leg (fully stretched): least squares
+            force = np.einsum("lij,lj->li", np.linalg.pinv(jt), tau)
+        mask = 0
+        for i, f in enumerate(np.linalg.norm(force, axis=1)):
+            if f > CONTACT_FORCE_N:
+                mask |= 1 << i
+        return mask
+
+    def _status(self, utime: int, reported: tuple[int, int, int, int],
+                timing: Timing | None) -> Any:
+        mode, gait, status, bar = reported
+        s = self.status
+        c = self.counters
+        s.utime = utime
+        s.tick = self.tick
+        s.mode, s.gait_id, s.switch_status, s.progress = mode, gait, status, bar
+        s.mode_name = self.cfg.fsm.name(mode)
+        s.queue_depth = min(len(self.queue), 32767)
+        s.block_remaining_ms = int(self.queue.remaining_ticks() * 1000 / self.cfg.tick_hz)
+        s.last_life_count = self.intake.last_life_count
+        s.commands_accepted = _i32(c.commands_accepted)
+        s.heartbeats = _i32(c.heartbeats)
+        s.packets_rejected = _i32(c.packets_rejected)
+        s.commands_rejected = _i32(c.commands_rejected)
+        s.timeouts = _i32(c.timeouts)
+        tm = timing or self.timing
+        s.tick_overruns = _i32(tm.tick_overruns)
+        s.lateness_p50_us = tm.lateness_p50_us
+        s.lateness_p99_us = tm.lateness_p99_us
+        s.lateness_max_us = tm.lateness_max_us
+        s.loop_p99_us = tm.loop_p99_us
+        s.last_error = c.last_error[:200]
+        s.script, s.script_progress = self.director.status()
+        state = self.fsm.state
+        if not s.script and isinstance(state, ScriptedMode) and state.playback is not None:
+            pos = state.playback.position   # a scripted mode (64, 16, 22)
+            s.script, s.script_progress = f"{pos.part} frame {pos.frame}", pos.progress
+        return s

@@ -1,0 +1,78 @@
+"""Faults of the robot side that damp the robot on their own (docs/RELIABILITY.md).
+
+Two watches, each a small state machine on the controller's clock; the
+controller acts on what they find (the damper, EDAMP, status and a log line):
+
+* JointStateWatch: the robot bridge (or sim) stopped publishing joint_state.
+  It starts watching at the first joint_state: before that the controller
+  refuses to leave OFF anyway.
+* TrackingWatch: a joint stays farther than a bound from the position it was
+  commanded, for a number of ticks in a row, while it is stiff enough for
+  that to mean something (not limp, not a compliant swing leg).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.robot.config import SafetyConfig
+from controller.motion.scripts import ms_to_ticks
+
+
+class JointStateWatch:
+    def __init__(self, timeout_ms: float, tick_hz: float) -> None:
+        tick_ns = 1e9 / tick_hz
+        self.timeout_ticks = ms_to_ticks(timeout_ms, tick_hz)
+        # Tick times carry wake-up jitter: half a tick of slack makes the
+        # loss fire on the exact tick (as the command timeout does, intake.py).
+        self.limit_ns = int((self.timeout_ticks - 0.5) * tick_ns)
+        self.last_ns: int | None = None   # tick time that took in the last good joint_state
+        self.lost = False
+
+    def received(self, now_ns: int) -> int | None:
+        """A good joint_state was taken in. Returns the outage it ends (ns), if any."""
+        gap = now_ns - self.last_ns if self.lost and self.last_ns is not None else None
+        self.last_ns = now_ns
+        self.lost = False
+        return gap
+
+    def gap_ns(self, now_ns: int) -> int:
+        return 0 if self.last_ns is None else now_ns - self.last_ns
+
+    def check(self, now_ns: int) -> bool:
+        """True on the one tick the stream is found lost (then `lost` stays set
+        until the next good joint_state)."""
+        if self.lost or self.last_ns is None or now_ns - self.last_ns < self.limit_ns:
+            return False
+        self.lost = True
+        return True
+
+
+class TrackingWatch:
+    def __init__(self, safety: SafetyConfig, num_joints: int, tick_hz: float) -> None:
+        self.bound = safety.tracking_error_rad
+        self.min_kp = safety.tracking_min_kp
+        self.ticks = ms_to_ticks(safety.tracking_error_ms, tick_hz)
+        self.over = np.zeros(num_joints, dtype=np.int64)   # ticks in a row beyond the bound
+        self._err = np.zeros(num_joints)
+        self._bad = np.zeros(num_joints, dtype=bool)
+        self._stiff = np.zeros(num_joints, dtype=bool)
+
+    def reset(self) -> None:
+        self.over[:] = 0
+
+    def check(self, q: np.ndarray, target: np.ndarray, kp: np.ndarray) -> tuple[int, float] | None:
+        """(joint, error in rad) once a joint has been beyond the bound for
+        `ticks` ticks in a row, else None. `target` and `kp` are what the
+        previous tick commanded, `q` what has been measured since."""
+        err, bad = self._err, self._bad
+        np.subtract(q, target, out=err)
+        np.abs(err, out=err)
+        np.greater(err, self.bound, out=bad)
+        np.greater_equal(kp, self.min_kp, out=self._stiff)
+        np.logical_and(bad, self._stiff, out=bad)
+        self.over += 1
+        self.over *= bad            # back to 0 where the joint is within the bound
+        if self.over.max() < self.ticks:
+            return None
+        joint = int(np.argmax(np.where(self.over >= self.ticks, err, -1.0)))
+        return joint, float(err[joint])

@@ -1,0 +1,221 @@
+"""The mode state machine (SPEC §5.6-§5.10).
+
+The transition table is data (config/cyberdog_fsm.yaml); each mode's motion is
+a behaviour module. The FSM runs the safety checks a behaviour declares, so no
+behaviour can forget one.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, TickContext
+from controller.protocol.block import Block
+from controller.robot.config import FsmTable
+
+# Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
+# sim never enters) share their numbers with the switch_status codes 0-4.
+from controller.protocol.constants import BAN_TRANS, EDAMP, ESTOP, TRANSITIONING
+from controller.protocol.constants import DONE as NORMAL
+from controller.protocol.constants import MOTION_MODE as MOTION
+
+OFF, DAMPER, RL_RESET = 0, 7, 80
+EDAMP_HOLD_TICKS = 1550
+ESTOP_HOLD_TICKS = 2000
+
+
+class Fsm:
+    def __init__(self, table: FsmTable, behaviours: Mapping[int, Behaviour]) -> None:
+        self.table = table
+        self.behaviours = behaviours
+        self.state: Behaviour = behaviours[OFF]
+        self.operating = NORMAL
+        self.target: int | None = None
+        self.ban = 0
+        self.hold_ticks = 0           # ticks spent in EDAMP or ESTOP
+        self.footpos_error = 0
+        self.ori_error = 0
+        self.refusal: str | None = None  # why the last request was refused
+        self.measured = False            # joint_state has arrived at least once
+
+    @property
+    def mode(self) -> int:
+        return self.state.mode
+
+    # -- transitions ----------------------------------------------------------
+    def why_refused(self, requested: int, block: Block | None = None) -> str | None:
+        """None if the current state may hand over to `requested` (and the
+        target accepts `block`'s parameters, e.g. its gait id), else why not."""
+        current = self.state.mode
+        if requested == current:
+            return self.state.refuses(block) if block is not None else None
+        name = self.table.name
+        if not self.table.allowed(current, requested):
+            if requested not in self.table.names:
+                return f"mode {requested} is not a known mode"
+            return f"{name(current)} cannot switch to {name(requested)} (transition table)"
+        if requested not in self.behaviours:
+            return f"{name(requested)} (mode {requested}) is not implemented yet"
+        if not self.measured:
+            return "no joint_state has been received yet"
+        return self.behaviours[requested].refuses(block) if block is not None else None
+
+    def _next_state(self, block: Block) -> int:
+        """The state to be in for this command; sets `refusal` when it is refused."""
+        current = self.state.mode
+        if block.mode == current and self.operating == TRANSITIONING \
+                and self.state.keeps_target and self.target is not None:
+            self.refusal = None
+            return self.target
+        self.refusal = self.why_refused(block.mode, block)
+        return current if self.refusal or block.mode == current else block.mode
+
+    def _switch(self, ctx: TickContext, mode: int) -> None:
+        self.state.exit()
+        self.state = self.behaviours[mode]
+        self.state.enter(ctx)
+
+    # -- the tick -----------------------------------------------------------------
+    def reset_off(self, ctx: TickContext) -> None:
+        """OFF handling (SPEC §5.6.1): the command is 0, the FSM is reset to OFF."""
+        if self.state.mode != OFF:
+            self._switch(ctx, OFF)
+        else:
+            self.state.run(ctx)
+        self.operating = NORMAL
+        self.target = None
+        self.ban = 0
+        self.hold_ticks = 0
+        self.footpos_error = 0
+
+    def damp(self, ctx: TickContext) -> None:
+        """The passive damper at once, whatever the transition table says: the
+        daemon is shutting down, and a pending hand-over (a trot slowing down,
+        a jump landing) or the stiff active lie-down must not be its last word."""
+        damper = self.behaviours[DAMPER]
+        if self.state is damper and not getattr(damper, "active", False):
+            damper.run(ctx)
+        else:
+            self.state.exit()
+            self.state = damper
+            damper.enter_passive(ctx)
+        if self.operating == TRANSITIONING:
+            self.operating = NORMAL
+        self.target = None
+        self.ban = 0
+
+    def estop(self, ctx: TickContext) -> None:
+        """Enter ESTOP: passive at once (SPEC §5.6.4)."""
+        if self.operating != ESTOP:
+            self.operating = ESTOP
+            self.hold_ticks = 0
+            self._switch(ctx, OFF)
+
+    def step(self, ctx: TickContext, fault: bool = False) -> None:
+        """One tick; `fault`: a fault the controller watches (joint_state lost,
+        a tracking error) tripped this tick, and the robot enters EDAMP."""
+        requested = ctx.block.mode
+        self._pre_check(ctx, fault)
+        if self.operating == ESTOP:
+            self._estop_tick(ctx)
+        elif self.operating == EDAMP:
+            self._edamp_tick(ctx, requested)
+        else:
+            self._normal_tick(ctx, requested)
+
+    def _normal_tick(self, ctx: TickContext, requested: int) -> None:
+        current = self.state.mode
+        if self.operating == NORMAL or requested != self.target:
+            nxt = self._next_state(ctx.block)
+            if nxt != current:
+                self.operating = TRANSITIONING
+                self.target = nxt
+                self.ban = 0
+            else:
+                self.operating = NORMAL
+                self.target = None
+                self.ban = BAN_TRANS if self.refusal else 0
+                ctx.refused = self.refusal is not None
+                self.state.run(ctx)
+        if self.operating == TRANSITIONING:
+            assert self.target is not None
+            done = True
+            if self.table.waits(current, self.target):
+                self.state.run(ctx)  # the old state keeps control until it is ready
+                done = self.state.ready()
+            if done:
+                self._switch(ctx, self.target)
+                self.operating = NORMAL
+                self.target = None
+
+    def _edamp_tick(self, ctx: TickContext, requested: int) -> None:
+        """EDAMP: damp for 1550 ticks, then leave by a normal transition (SPEC §5.6)."""
+        self.hold_ticks += 1
+        if self.hold_ticks > EDAMP_HOLD_TICKS or requested == RL_RESET:
+            nxt = self._next_state(ctx.block)
+            if nxt != self.state.mode:
+                self._switch(ctx, nxt)
+                self.operating = NORMAL
+                self.footpos_error = 0
+                return
+        self.state.run(ctx)
+
+    def _estop_tick(self, ctx: TickContext) -> None:
+        self.hold_ticks += 1
+        self.state.run(ctx)
+        if self.hold_ticks >= ESTOP_HOLD_TICKS:
+            self.operating = NORMAL
+
+    def _pre_check(self, ctx: TickContext, fault: bool) -> None:
+        if self.operating in (ESTOP, EDAMP):
+            return   # keep the bits that caused it
+        workspace = self.state.foot_workspace()
+        self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
+        if workspace is not None:
+            self.footpos_error = self._foot_workspace_bits(ctx, *workspace)
+        if self.footpos_error or fault:
+            self._enter_edamp(ctx)
+
+    def _enter_edamp(self, ctx: TickContext) -> None:
+        """The passive damper at once, held for EDAMP_HOLD_TICKS (SPEC §5.6)."""
+        self.operating = EDAMP
+        self.hold_ticks = 0
+        self.target = None
+        self.ban = 0   # the damper's own refusal flag starts clear
+        damper = self.behaviours[DAMPER]
+        self.state.exit()
+        self.state = damper
+        damper.enter_passive(ctx)
+
+    def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
+        """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""
+        kin = self.state.robot.kin
+        legs = len(kin.hip)
+        feet = kin.forward(ctx.q.reshape(legs, 3)) - kin.hip
+        reach = kin.reach
+        bits = 0
+        for i, (x, _y, z) in enumerate(feet):
+            if abs(x) > reach * np.sin(np.radians(x_angle_deg)):
+                bits |= 1 << (3 * i)
+            if z > -reach * z_share or np.hypot(x, z) > reach + 1e-3:
+                bits |= 1 << (3 * i + 2)
+        return bits
+
+    # -- what the response reports ----------------------------------------------
+    def reported(self, ctx: TickContext, motion_running: bool, motion_id: int,
+                 motion_bar: int) -> tuple[int, int, int, int]:
+        """(mode, gait_id, switch_status, order_process_bar) for the response."""
+        mode = self.state.mode
+        if motion_running and mode not in (OFF, DAMPER):
+            mode, gait, bar = MOTION, motion_id, motion_bar
+        else:
+            gait = self.state.reported_gait(ctx)
+            bar = self.state.progress(ctx)
+        if self.ban > 0:
+            status = self.ban
+        else:
+            status = self.operating
+            if status == NORMAL and gait != ctx.block.gait_id and mode != MOTION:
+                status = TRANSITIONING
+        return mode, gait, status, bar

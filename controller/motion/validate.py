@@ -1,0 +1,505 @@
+"""Check motion files before a robot runs them (`motionctl validate PATH...`).
+
+The daemon refuses a bad motion file when it loads it, which is late: on the
+robot, with the error in a log. This module runs the same loaders offline
+and reports one verdict per file, so a file can be checked while it is
+written and in CI. It adds no rules of its own to the formats; each format's
+loader owns its checks, and a verdict is exactly what the daemon would say:
+
+* `.toml`: CyberDog step-list motion (SPEC §4.6), `controller.motion.motions.load_motion`:
+  field types and ranges, negative durations, a continuous (0-tick) step that
+  would stall the motion, includes (resolved from the including file's
+  directory and kept inside the motion directory, as the library does).
+* `.yaml` / `.yml`: NUbots keyframe script, `controller.motion.scripts.load_script`:
+  unknown joint ids, positions outside the joint limits, a frame too fast for
+  a joint's velocity limit, durations that are not positive whole ms. A script
+  names no robot, so without an explicit config the shipped robot configs
+  are tried (see `_RobotChoice`).
+* `.mof`: B-Human motion net file, `controller.motion.mof.parse_mof` per file and
+  `link_net` over all of them together, so transitions between files resolve:
+  angles outside limits, speeds, durations, missing labels, transitions to
+  unknown motions or labels, zero-time loops.
+
+Loader warnings (a key the loader ignores, a step type it skips) do not fail
+a file, as they do not stop the daemon, but they are counted in the verdict
+and kept on the Finding, since they are usually typos.
+
+Pure: reads files, opens no sockets, starts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from controller.robot.config import Config, load_config
+from controller.motion.mof import (
+    EXTERN,
+    JointLine,
+    MofColumns,
+    MofError,
+    Motion,
+    Transition,
+    link_net,
+    load_mof_columns,
+    parse_mof,
+)
+from controller.motion.motions import load_motion
+from controller.robot.resources import CONFIG_DIR
+from controller.motion.scripts import Script, ScriptError, load_script
+from controller.motion.steps import TICK_MS
+
+# The config whose `mof_columns` bind .mof files when the given one has none.
+DEFAULT_MOF_CONFIG = CONFIG_DIR / "nao22.yaml"
+
+TOML, SCRIPT, MOF = "toml", "script", "mof"
+KINDS = {".toml": TOML, ".yaml": SCRIPT, ".yml": SCRIPT, ".mof": MOF}
+_KNOWN = ", ".join(KINDS)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict on one file: `message` is "ok (...)" or the reason it fails,
+    naming the file, the place in it and the reason."""
+    path: Path
+    message: str
+    ok: bool
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+
+# -- entry points -----------------------------------------------------------------
+def validate_paths(paths: Sequence[str | Path], cfg: Config | None = None, *,
+                   config: str | Path | None = None) -> list[Finding]:
+    """One Finding per file, in the order given (directories walked, sorted).
+
+    `cfg` is the robot scripts are checked against and whose `mof_columns`
+    (if any) bind .mof files; without it, `config` names such a robot config
+    by path (loaded here, so that a config the daemon cannot load yet, like
+    nao22, still lends its .mof columns); with neither, the robot is chosen
+    per script from the shipped configs.
+    """
+    checker = _Checker(cfg, Path(config) if config is not None else None)
+    entries = _expand(paths)
+    results: list[Finding | None] = [e if isinstance(e, Finding) else None for e in entries]
+    nets: list[tuple[int, Path]] = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, Finding):
+            continue
+        kind = KINDS.get(entry.suffix.lower())
+        if kind is None:
+            results[i] = Finding(entry, f"unknown file type (expected {_KNOWN})", False)
+        elif kind == MOF:
+            nets.append((i, entry))     # checked together below
+        else:
+            results[i] = _guarded(entry, lambda p=entry, k=kind: checker.check(p, k))
+    if nets:
+        verdicts = checker.check_net([p for _, p in nets])
+        for i, path in nets:
+            results[i] = verdicts[path]
+    return [r for r in results if r is not None]
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `validate` to an argparse subparsers object; its func is `run`."""
+    parser = sub.add_parser(
+        "validate", help="check motion files (.toml, .yaml/.yml, .mof) without a robot",
+        description="Check motion files as the daemon would load them, and print one "
+                    "line per file: OK or FAIL with the file, the place (step, frame or "
+                    "line) and the reason. .toml: CyberDog step-list motions; .yaml/.yml: "
+                    "keyframe scripts, against --config or else each shipped robot config "
+                    "that knows their joints; .mof: B-Human motion files, all linked as one "
+                    "net. Directories are searched recursively. Exit code 0 if every file "
+                    "is ok, 1 otherwise.")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="motion file or directory")
+    # Its own dest: motionctl's top-level --config (the LCM setup) must not be
+    # overwritten by this one's default.
+    parser.add_argument("--config", dest="robot_config", metavar="PATH",
+                        help="robot config for .yaml scripts and .mof columns "
+                             "(default: scripts pick a shipped robot that knows their "
+                             "joints; .mof uses config/nao22.yaml)")
+    parser.add_argument("--warnings", action="store_true",
+                        help="also print the loaders' warnings under each file")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
+        out: TextIO | None = None) -> int:
+    """Print the verdicts and a summary; 0 if every file is ok, else 1.
+
+    The second argument lets motionctl call it as it calls every command,
+    with the config from its own --config; that one is for the LCM link and
+    is not a robot choice, so it is ignored.
+    """
+    out = out or sys.stdout
+    findings = validate_paths(args.paths, config=getattr(args, "robot_config", None))
+    for f in findings:
+        print(f"{'OK  ' if f.ok else 'FAIL'} {f.path}: {f.message}", file=out)
+        if getattr(args, "warnings", False):
+            for warning in f.warnings:
+                print(f"     warning: {warning}", file=out)
+    failed = sum(not f.ok for f in findings)
+    print(f"{len(findings)} files, {failed} failed", file=out)
+    return 0 if failed == 0 else 1
+
+
+# -- which files ---------------------------------------------------------------------
+def _expand(paths: Iterable[str | Path]) -> list[Path | Finding]:
+    """Files to check, or a Finding where an argument names none. A file
+    reached twice (named and inside a named directory) is checked once: a
+    .mof motion seen twice would otherwise clash with itself in the net."""
+    entries: list[Path | Finding] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            entries.append(path)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = _walk(path)
+            if not found:
+                entries.append(Finding(path, f"no motion files ({_KNOWN}) in this directory",
+                                       False))
+            for f in found:
+                add(f)
+        elif path.is_file():
+            add(path)
+        elif path.exists():
+            entries.append(Finding(path, "not a regular file", False))
+        else:
+            entries.append(Finding(path, "no such file", False))
+    return entries
+
+
+def _walk(directory: Path) -> list[Path]:
+    """Motion files under `directory`, sorted; hidden files and directories
+    (.git, .venv) are skipped, as nobody keeps motions there."""
+    found = []
+    for path in directory.rglob("*"):
+        hidden = any(part.startswith(".") for part in path.relative_to(directory).parts)
+        if not hidden and path.suffix.lower() in KINDS and path.is_file():
+            found.append(path)
+    return sorted(found)
+
+
+# -- checking --------------------------------------------------------------------------
+def _guarded(path: Path, check: Any) -> Finding:
+    """Run one check; a crash in a loader becomes this file's FAIL, so one
+    odd file neither hides the others' verdicts nor prints a traceback."""
+    try:
+        return check()
+    except Exception as exc:    # noqa: BLE001 - reported, not swallowed
+        return _crashed(path, exc)
+
+
+def _crashed(path: Path, exc: BaseException) -> Finding:
+    return Finding(path, f"{path}: unexpected {type(exc).__name__}: {exc}", False)
+
+
+def _seconds(s: float) -> str:
+    return f"{round(s, 3):g} s"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _ok(path: Path, summary: str, warnings: Sequence[str] = ()) -> Finding:
+    if warnings:
+        summary += f", {_plural(len(warnings), 'warning')}"
+    return Finding(path, f"ok ({summary})", True, tuple(warnings))
+
+
+class _Checker:
+    """The robot context shared by the files of one run (configs and .mof
+    columns are loaded once, on first need)."""
+
+    def __init__(self, cfg: Config | None, config: Path | None) -> None:
+        self.cfg = cfg
+        self.config = config            # an explicit config path, used when cfg is None
+        self.config_error: str | None = None
+        if cfg is None and config is not None:
+            try:
+                self.cfg = load_config(config)
+            except Exception as exc:     # noqa: BLE001 - reported on each script
+                self.config_error = str(exc)
+        self._robots: _RobotChoice | None = None
+
+    def check(self, path: Path, kind: str) -> Finding:
+        return self.check_toml(path) if kind == TOML else self.check_script(path)
+
+    # .toml ------------------------------------------------------------------------
+    def check_toml(self, path: Path) -> Finding:
+        tick_ms = 1000.0 / self.cfg.tick_hz if self.cfg is not None else TICK_MS
+        warnings: list[str] = []
+        try:
+            blocks = load_motion(path, self._motion_root(path), tick_ms, warnings)
+        except ValueError as exc:      # StepError, GaitDefError: file, step, key, reason
+            return Finding(path, _toml_error(path, exc), False, tuple(warnings))
+        seconds = sum(b.duration for b in blocks) * tick_ms / 1000.0
+        return _ok(path, f"{_plural(len(blocks), 'step')}, {_seconds(seconds)}", warnings)
+
+    def _motion_root(self, path: Path) -> Path:
+        """Where includes must stay: the robot's motion directory when the
+        file lives in it (as the library loads it), else the file's own."""
+        motions = getattr(self.cfg, "motions", None)
+        if motions is not None and path.resolve().is_relative_to(motions.directory):
+            return motions.directory
+        return path.parent
+
+    # .yaml ------------------------------------------------------------------------
+    def check_script(self, path: Path) -> Finding:
+        if self.cfg is not None:
+            return _script_finding(path, self.cfg)
+        if self.config_error is not None:
+            return Finding(path, f"{path}: cannot check against {self.config}: "
+                                 f"{self.config_error}", False)
+        if self._robots is None:
+            self._robots = _RobotChoice(_shipped_robots())
+        return self._robots.check(path)
+
+    # .mof ---------------------------------------------------------------------------
+    def check_net(self, paths: Sequence[Path]) -> dict[Path, Finding]:
+        """Verdicts for .mof files linked as one net."""
+        try:
+            columns, origin = self._mof_columns()
+        except Exception as exc:         # noqa: BLE001 - a bad binding fails every file
+            return {p: Finding(p, f"{p}: cannot bind .mof columns: {exc}", False)
+                    for p in paths}
+        try:
+            return _MofNet(paths, columns, origin).verdicts()
+        except Exception as exc:         # noqa: BLE001 - a crash while linking
+            return {p: _crashed(p, exc) for p in paths}
+
+    def _mof_columns(self) -> tuple[MofColumns, Path]:
+        """The binding from the given robot config if it has `mof_columns`,
+        else from nao22 (the robot the .mof format was brought in for)."""
+        given = self.cfg.path if self.cfg is not None else self.config
+        source = given if given is not None and "mof_columns" in _top_keys(given) \
+            else DEFAULT_MOF_CONFIG
+        return load_mof_columns(source), source
+
+
+def _toml_error(path: Path, exc: ValueError) -> str:
+    """The loader's message; an error inside an included file names only that
+    file, so say which file was being checked when it came from elsewhere."""
+    document = getattr(exc, "document", None)
+    if document is not None and Path(document).resolve() != path.resolve():
+        return f"{path}: in an included file: {exc}"
+    return f"{exc}{_sequence_hint(path)}"
+
+
+def _sequence_hint(path: Path) -> str:
+    """A note for a file of raw command steps (a `motionctl play` sequence or
+    uploaded Gait Params: `[[step]]` tables of robot_control_cmd fields)
+    checked as a motion: same suffix and table name, so the loader's "needs
+    a `type`" alone would puzzle."""
+    try:
+        steps = tomllib.loads(path.read_text(encoding="utf-8")).get("step")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""
+    if not (isinstance(steps, list) and steps and all(isinstance(t, dict) for t in steps)):
+        return ""
+    if "mode" in steps[0] and not any("type" in t or "file" in t for t in steps):
+        return (" (its steps set `mode` and no `type`: a command sequence or Gait Params "
+                "file, not a motion file)")
+    return ""
+
+
+def _script_finding(path: Path, cfg: Config, note: str = "") -> Finding:
+    """The verdict on a script against one robot; `note` says why that robot."""
+    try:
+        script = load_script(path, cfg)
+    except ScriptError as exc:
+        return Finding(path, f"{exc}{note}", False)
+    return _ok(path, _script_summary(script, cfg))
+
+
+def _script_summary(script: Script, cfg: Config) -> str:
+    return (f"{_plural(len(script.frames), 'frame')}, {_seconds(script.duration_ms / 1000)}, "
+            f"robot {cfg.robot}")
+
+
+def _top_keys(path: Path) -> set[str]:
+    """The top-level keys of a YAML mapping, or none if it is not one."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return set()
+    return {str(k) for k in data} if isinstance(data, dict) else set()
+
+
+# -- which robot a script is for -----------------------------------------------------------
+def _shipped_robots() -> list[Config]:
+    """The robot configs in config/ that load; one that does not load yet
+    (another change may be bringing it up) is skipped rather than failing
+    every script."""
+    robots = []
+    for path in sorted(CONFIG_DIR.glob("*.yaml")):
+        if not {"robot", "kind"} <= _top_keys(path):
+            continue                     # an FSM table or other side file
+        try:
+            robots.append(load_config(path))
+        except Exception:                # noqa: S112, BLE001 - see docstring
+            continue
+    return robots
+
+
+def _script_ids(path: Path) -> set[str]:
+    """The joint ids a script names, lower-cased (ids match without regard to
+    case). Only to choose a robot: anything malformed is left for the loader
+    to report, so this reads what it can and never raises."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return set()
+    frames = data.get("frames") if isinstance(data, dict) else data
+    ids = set()
+    for frame in frames if isinstance(frames, list) else []:
+        targets = frame.get("targets") if isinstance(frame, dict) else None
+        for target in targets if isinstance(targets, list) else []:
+            if isinstance(target, dict) and isinstance(target.get("id"), str):
+                ids.add(target["id"].lower())
+    return ids
+
+
+class _RobotChoice:
+    """Picks the robot for a script that names none.
+
+    A script fits a robot whose joints include every id it uses, and passes if
+    it validates against one that fits. Robots are tried in this order: those
+    whose `scripts.directories` hold the file, then those that play scripts
+    at all, then the rest (by config file name), so the robot reported is
+    the one the file was most likely written for. If none fits, the error is
+    the one against the robot that knows most of its ids.
+    """
+
+    def __init__(self, robots: list[Config]) -> None:
+        self.robots = robots
+
+    def check(self, path: Path) -> Finding:
+        if not self.robots:
+            return Finding(path, f"{path}: no robot config in {CONFIG_DIR} loads, so there "
+                                 "are no joints to check it against (use --config)", False)
+        ids = _script_ids(path)
+        ranked = sorted(self.robots, key=lambda cfg: self._preference(cfg, path))
+        fitting = [cfg for cfg in ranked if self._known(cfg, ids) == len(ids)]
+        if not fitting:
+            closest = max(ranked, key=lambda cfg: self._known(cfg, ids))   # first of the best
+            note = (f" (checked against robot {closest.robot}, which knows "
+                    f"{self._known(closest, ids)} of its {len(ids)} joint ids; no shipped "
+                    "robot knows them all)")
+            return _script_finding(path, closest, note)
+        refusals = []
+        for cfg in fitting:
+            try:
+                script = load_script(path, cfg)
+            except ScriptError as exc:
+                refusals.append((cfg, exc))
+                continue
+            return _ok(path, _script_summary(script, cfg))
+        cfg, exc = refusals[0]
+        others = [c.robot for c, _ in refusals[1:]]
+        also = f"; refused by {', '.join(others)} too" if others else ""
+        return Finding(path, f"{exc} (checked against robot {cfg.robot}{also})", False)
+
+    @staticmethod
+    def _known(cfg: Config, ids: set[str]) -> int:
+        return len(ids & {n.lower() for n in cfg.joint_names})
+
+    @staticmethod
+    def _preference(cfg: Config, path: Path) -> tuple[int, int, str]:
+        scripts = getattr(cfg, "scripts", None)
+        directories = getattr(scripts, "directories", ()) or ()
+        home = any(path.resolve().is_relative_to(Path(d).resolve()) for d in directories)
+        return (not home, scripts is None, str(cfg.path))
+
+
+# -- .mof nets ---------------------------------------------------------------------------------
+_MOTION_NAME = re.compile(r"^\s*motion_id\s*=\s*([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+
+
+class _MofNet:
+    """Parses each file on its own (so one bad file fails alone), links the
+    good ones as one net, and hands every file its verdict: link errors go to
+    the file whose line they name."""
+
+    def __init__(self, paths: Sequence[Path], columns: MofColumns, origin: Path) -> None:
+        self.paths = {str(p): p for p in paths}     # parse_mof's `source` -> path
+        self.columns = columns
+        self.origin = origin
+        self.failed: dict[Path, list[str]] = {}
+        self.refused_names: dict[str, Path] = {}   # motion name -> file that was refused
+
+    def verdicts(self) -> dict[Path, Finding]:
+        motions = [m for m in (self._parse(p) for p in self.paths.values()) if m is not None]
+        errors: list[MofError] = []
+        net = link_net(motions, self.columns, errors)
+        kept = {id(m) for m in (*net.motions.values(), net.extern)}
+        for motion in motions:
+            if id(motion) not in kept:
+                self.refused_names.setdefault(motion.name, Path(motion.source))
+        for err in errors:
+            path = self.paths.get(err.source)
+            if path is not None:
+                self.failed.setdefault(path, []).append(self._explain(err))
+        verdicts = {}
+        by_path = {Path(m.source): m for m in motions}
+        for path in self.paths.values():
+            if path in self.failed:
+                verdicts[path] = Finding(path, "; ".join(self.failed[path]), False)
+            elif path in by_path and id(by_path[path]) in kept:
+                verdicts[path] = _ok(path, self._summary(by_path[path]))
+            else:   # cannot happen: link_net reports every motion it drops
+                verdicts[path] = Finding(path, f"{path}: left out of the net", False)
+        return verdicts
+
+    def _parse(self, path: Path) -> Motion | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.failed[path] = [f"{path}: cannot read: {reason}"]
+            return None
+        try:
+            return parse_mof(text, str(path), self.columns)
+        except MofError as exc:
+            self.failed[path] = [str(exc)]
+        except Exception as exc:       # noqa: BLE001 - this file's FAIL, see _guarded
+            self.failed[path] = [_crashed(path, exc).message]
+        # Remember which motion the broken file meant to define, so a
+        # transition to it elsewhere can say why it is unknown.
+        name = _MOTION_NAME.search(text)
+        if name is not None:
+            self.refused_names.setdefault(name[1], path)
+        return None
+
+    def _explain(self, err: MofError) -> str:
+        """A link error; for a transition to a motion that exists but was
+        refused, say where, or the file would seem to point at nothing."""
+        for name, path in self.refused_names.items():
+            if f"unknown motion {name!r}" in err.reason and path != Path(err.source):
+                return f"{err} ({path} defines it but is refused)"
+        return str(err)
+
+    def _summary(self, motion: Motion) -> str:
+        where = f"columns from {self.origin.name}"
+        if motion.name == EXTERN:
+            n = sum(isinstance(i, Transition) for i in motion.instructions)
+            return f"{EXTERN}: {_plural(n, 'transition')}; {where}"
+        lines = [i for i in motion.instructions if isinstance(i, JointLine)]
+        seconds = sum(line.duration for line in lines)
+        return (f"motion {motion.name}: {_plural(len(lines), 'joint line')}, "
+                f"{_seconds(seconds)}; {where}")

@@ -1,0 +1,56 @@
+"""Command intake (SPEC §2): the life_count rule and the receive timer."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from controller.protocol.block import Block, block_from_message
+
+HEARTBEAT_MODE = -1
+
+
+@dataclass
+class IntakeResult:
+    block: Block | None = None   # an accepted command
+    heartbeat: bool = False      # a repeat or mode -1: refreshes the timer only
+    error: str | None = None     # rejected: why
+
+
+class Intake:
+    """Turns decoded robot_control_cmd messages into blocks.
+
+    A message counts as new only when its life_count differs from the last
+    accepted one, which starts at -1 (SPEC §2.3). Every message, new or not,
+    restarts the receive timer (SPEC §2.1).
+    """
+
+    def __init__(self, timeout_ns: int, tick_ms: float) -> None:
+        self.timeout_ns = timeout_ns
+        self.tick_ms = tick_ms
+        self.half_tick_ns = int(tick_ms * 500_000)
+        self.last_life_count = -1
+        self.last_rx_ns: int | None = None
+
+    def receive(self, msg: Any, now_ns: int) -> IntakeResult:
+        self.last_rx_ns = now_ns
+        if msg.mode == HEARTBEAT_MODE or msg.life_count == self.last_life_count:
+            return IntakeResult(heartbeat=True)
+        # The life_count is consumed even when the fields are bad, so the
+        # client's heartbeats (same life_count) do not re-report the same error.
+        self.last_life_count = msg.life_count
+        try:
+            return IntakeResult(block=block_from_message(msg, self.tick_ms))
+        except ValueError as exc:
+            return IntakeResult(error=f"command rejected: {exc}")
+
+    def fresh(self, now_ns: int) -> bool:
+        """True while the last robot_control_cmd is younger than the timeout.
+
+        Both times are tick times, so the age is a whole number of ticks plus
+        wake-up jitter; half a tick of slack makes the timeout fire on the
+        exact tick (250 ticks after the one that took the packet in) rather
+        than one tick late whenever that tick woke a few microseconds early.
+        """
+        if self.last_rx_ns is None:
+            return False
+        return now_ns - self.last_rx_ns < self.timeout_ns - self.half_tick_ns

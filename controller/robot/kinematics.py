@@ -1,0 +1,121 @@
+"""Leg kinematics for the 3-DoF quadruped leg (abad, hip, knee).
+
+Conventions (MIT Cheetah / CyberDog): x forward, y left, z up. In the abad
+frame of a leg, with side sign s (+1 left, -1 right), the foot is at
+
+    x = l2 sin(q1) + l3 sin(q1 + q2)
+    y = s l1 cos(q0) + h sin(q0)
+    z = s l1 sin(q0) - h cos(q0),   h = l2 cos(q1) + l3 cos(q1 + q2)
+
+so a positive knee angle bends the knee backward. All functions work on every
+leg at once: joint arrays are (legs, 3), positions (legs, 3) in the body frame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from controller.robot.config import Geometry
+
+
+class QuadrupedKinematics:
+    def __init__(self, geometry: Geometry) -> None:
+        self.hip = geometry.hip_offsets
+        self.side = geometry.side_sign
+        self.l1 = geometry.abad_link
+        self.l2 = geometry.hip_link
+        self.l3 = geometry.knee_link
+        self.foot_radius = geometry.foot_radius
+        self.reach = self.l2 + self.l3
+
+    def forward(self, q: np.ndarray) -> np.ndarray:
+        """Foot positions in the body frame for joint angles q (legs, 3)."""
+        q0, q1, q2 = q[:, 0], q[:, 1], q[:, 2]
+        h = self.l2 * np.cos(q1) + self.l3 * np.cos(q1 + q2)
+        ly = self.side * self.l1
+        p = np.empty_like(q)
+        p[:, 0] = self.l2 * np.sin(q1) + self.l3 * np.sin(q1 + q2)
+        p[:, 1] = ly * np.cos(q0) + h * np.sin(q0)
+        p[:, 2] = ly * np.sin(q0) - h * np.cos(q0)
+        return p + self.hip
+
+    def inverse(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint angles (legs, 3) putting each foot at body-frame p (legs, 3).
+
+        Unreachable targets are pulled onto the reachable shell along the same
+        direction; the second result flags, per leg, whether that happened.
+        """
+        rel = p - self.hip
+        x, y, z = rel[:, 0], rel[:, 1], rel[:, 2]
+        ly = self.side * self.l1
+        # Abad: (y, z) is (ly, -h) rotated by q0.
+        yz2 = y * y + z * z
+        inner = np.maximum(yz2 - ly * ly, 1e-12)
+        h = np.sqrt(inner)
+        clipped = yz2 < ly * ly
+        q0 = np.arctan2(z, y) - np.arctan2(-h, ly)
+        q0 = (q0 + np.pi) % (2 * np.pi) - np.pi
+        # Hip and knee in the leg plane.
+        d = np.hypot(x, h)
+        d_max = self.reach * 0.9999
+        d_min = abs(self.l2 - self.l3) * 1.0001 + 1e-6
+        too_far = d > d_max
+        too_near = d < d_min
+        d_c = np.clip(d, d_min, d_max)
+        scale = np.where(d > 0, d_c / np.maximum(d, 1e-12), 1.0)
+        x, h = x * scale, h * scale
+        cos_k = (d_c * d_c - self.l2 ** 2 - self.l3 ** 2) / (2 * self.l2 * self.l3)
+        q2 = np.arccos(np.clip(cos_k, -1.0, 1.0))
+        q1 = np.arctan2(x, h) - np.arctan2(self.l3 * np.sin(q2), self.l2 + self.l3 * np.cos(q2))
+        q = np.stack([q0, q1, q2], axis=1)
+        return q, clipped | too_far | too_near
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        """d(foot position)/d(q) per leg, shape (legs, 3, 3)."""
+        q0, q1, q2 = q[:, 0], q[:, 1], q[:, 2]
+        s0, c0 = np.sin(q0), np.cos(q0)
+        s1, c1 = np.sin(q1), np.cos(q1)
+        s12, c12 = np.sin(q1 + q2), np.cos(q1 + q2)
+        h = self.l2 * c1 + self.l3 * c12
+        dh1 = -self.l2 * s1 - self.l3 * s12
+        dh2 = -self.l3 * s12
+        ly = self.side * self.l1
+        J = np.zeros((len(q), 3, 3))
+        J[:, 0, 1] = self.l2 * c1 + self.l3 * c12
+        J[:, 0, 2] = self.l3 * c12
+        J[:, 1, 0] = -ly * s0 + h * c0
+        J[:, 1, 1] = dh1 * s0
+        J[:, 1, 2] = dh2 * s0
+        J[:, 2, 0] = ly * c0 + h * s0
+        J[:, 2, 1] = -dh1 * c0
+        J[:, 2, 2] = -dh2 * c0
+        return J
+
+    def body_height(self, q: np.ndarray) -> float:
+        """Height of the body origin above flat ground, standing on the lowest feet."""
+        return self.height_over(self.forward(q)[:, 2])
+
+    def height_over(self, foot_z: np.ndarray) -> float:
+        """Body height over flat ground from the feet's body-frame z (the
+        three lowest carry the body)."""
+        return float(-np.mean(np.sort(foot_z)[:3]) + self.foot_radius)
+
+    def stance_feet(self, height: float, x_offset: float = 0.0) -> np.ndarray:
+        """Foot positions for a level body at `height` with feet under the hips,
+        shifted back by x_offset (the body ahead of the feet)."""
+        p = self.hip.copy()
+        p[:, 0] -= x_offset
+        p[:, 1] += self.side * self.l1
+        p[:, 2] = -(height - self.foot_radius)
+        return p
+
+
+def rotation_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Rotation matrix Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = np.cos(roll), np.sin(roll)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])

@@ -1,0 +1,125 @@
+"""The C kernel's Python face.
+
+`Kernel` owns every per-joint buffer the kernel reads and writes. Behaviours
+describe motion by writing segments (`move`, `hold`) and gains (`set_gains`);
+`step(t)` makes the single C call of the tick. The cffi pointers are made once
+here, so a tick allocates nothing.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+try:
+    from controller._kernel import ffi, lib
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "the C kernel is not built: run `make build` (or `pip install -e .`)"
+    ) from exc
+
+from controller.service.transport import publish_buffer
+
+LINEAR = lib.MK_LINEAR
+CUBIC = lib.MK_CUBIC
+QUINTIC = lib.MK_QUINTIC
+
+_INPUTS = ("t0", "dur", "q0", "q1", "v0", "v1", "g_t0", "g_dur",
+           "kp0", "kp1", "kd0", "kd1", "tau_ff", "q_min", "q_max", "v_max", "step_max")
+_OUTPUTS = ("pos", "vel", "kp", "kd", "tau")
+
+
+class Kernel:
+    """Segments, gains and limits for n joints, evaluated by the C kernel."""
+
+    def __init__(self, q_min: np.ndarray, q_max: np.ndarray, v_max: np.ndarray,
+                 step_max: np.ndarray | float = 0.0) -> None:
+        n = len(q_min)
+        self.n = n
+        for name in _INPUTS + _OUTPUTS:
+            setattr(self, name, np.zeros(n, dtype=np.float64))
+        self.profile = np.zeros(n, dtype=np.int32)
+        self.q_min[:] = q_min
+        self.q_max[:] = q_max
+        self.v_max[:] = v_max
+        self.step_max[:] = step_max
+        self._plan = ffi.new("mk_plan *")
+        self._plan.n = n
+        for name in _INPUTS + _OUTPUTS:
+            setattr(self._plan, name, ffi.cast("double *", ffi.from_buffer(getattr(self, name))))
+        self._plan.profile = ffi.cast("int32_t *", ffi.from_buffer(self.profile))
+        self._step = lib.mk_step
+        self.flagged = 0
+        # Nothing commanded yet: the outputs (zeros) stand for no measurement.
+        self.tracking = True
+        # The joint command's encoding (csrc/wire.c), rewritten in place every tick.
+        self._wire = publish_buffer(lib.mk_joint_command_size(n))
+        self._wire_ptr = ffi.from_buffer("uint8_t[]", self._wire)
+
+    # -- writing segments -------------------------------------------------
+    def move(self, start, end, t0: float, duration: float, profile: int = LINEAR,
+             idx=slice(None), v_start=0.0, v_end=0.0) -> None:
+        """Joints `idx` follow `profile` from `start` at t0 to `end` at t0 + duration."""
+        self.q0[idx] = start
+        self.q1[idx] = end
+        self.v0[idx] = v_start
+        self.v1[idx] = v_end
+        self.t0[idx] = t0
+        self.dur[idx] = duration
+        self.profile[idx] = profile
+        self.tracking = False
+
+    def hold(self, q, idx=slice(None)) -> None:
+        """Joints `idx` hold position q (zero velocity)."""
+        self.move(q, q, 0.0, 0.0, LINEAR, idx)
+
+    def track(self, q) -> None:
+        """Hold q and take it as the previous output, bypassing the step limit:
+        for limp states, whose position target drives nothing."""
+        self.hold(q)
+        self.pos[:] = q
+        self.tracking = True
+
+    def seed(self, q) -> bool:
+        """Take measured positions q as the previous output while the kernel
+        only tracks the measurement (nothing commanded yet, or a limp state's
+        `track`) and the output is limp (every kp 0), so that the step limit
+        and every interpolation seeded from `pos` start where the joints are
+        now, not at zero or at a pose measured before. True if it did."""
+        if not self.tracking or self.kp.any():
+            return False
+        self.pos[:] = q
+        return True
+
+    def set_gains(self, kp, kd, t0: float = 0.0, ramp: float = 0.0, idx=slice(None)) -> None:
+        """Gains go to (kp, kd): at once, or linearly over `ramp` seconds from
+        the gains in force at t0."""
+        if ramp > 0.0:
+            self.kp0[idx] = self.kp[idx]
+            self.kd0[idx] = self.kd[idx]
+        else:
+            self.kp0[idx] = kp
+            self.kd0[idx] = kd
+        self.kp1[idx] = kp
+        self.kd1[idx] = kd
+        self.g_t0[idx] = t0
+        self.g_dur[idx] = ramp
+
+    def shift(self, dt: float, idx=slice(None)) -> None:
+        """Delay the running segments by dt (a frozen stage clock)."""
+        self.t0[idx] += dt
+
+    # -- the tick -----------------------------------------------------------
+    def step(self, t: float) -> int:
+        """Evaluate every joint at time t into pos/vel/kp/kd/tau."""
+        self.flagged = self._step(self._plan, t)
+        return self.flagged
+
+    def encode_joint_command(self, fingerprint: int, utime: int, tick: int) -> ctypes.Array:
+        """The outputs as an encoded msgs.joint_command_t (its packed
+        `fingerprint` given by the caller), in a buffer the next call
+        overwrites: a caller that keeps it must copy it (bytes(...))."""
+        lib.mk_encode_joint_command(self._plan, fingerprint, utime, tick,
+                                    self._wire_ptr, len(self._wire))
+        return self._wire
+
