@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.robot.config import load_config
 from controller.core.controller import Controller
+from controller.robot.config import load_config
 from controller.sim.joint_sim import SimRobot
 
 TICK_NS = 2_000_000

@@ -13,8 +13,6 @@ import numpy as np
 import pytest
 
 from controller.behaviours.base import make_robot
-from controller.robot.config import load_config
-from controller.robot.native import Kernel
 from controller.motion.scripts import (
     PEAK_OVER_MEAN,
     Script,
@@ -24,6 +22,8 @@ from controller.motion.scripts import (
     mirror,
     validate,
 )
+from controller.robot.config import load_config
+from controller.robot.native import Kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT_DIR = ROOT / "config" / "scripts" / "cyberdog2"

@@ -8,8 +8,8 @@ from harness import TICK_NS, Rig
 from structlog.testing import capture_logs
 
 from controller import msgs
-from controller.robot.config import SafetyConfig
 from controller.core.fsm import EDAMP_HOLD_TICKS
+from controller.robot.config import SafetyConfig
 
 DONE, EDAMP, BAN_TRANS = 0, 3, 5
 OFFLINE = 1                      # motor_error bit0

@@ -54,13 +54,13 @@ from harness import Rig, command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.core import director as director_module
 from controller import msgs
 from controller.behaviours import locomotion as locomotion_module
-from controller.protocol.block import FROM_TIMEOUT
-from controller.robot.config import Config, load_config
+from controller.core import director as director_module
 from controller.core.fsm import EDAMP
 from controller.core.goals import Event, EventKind, to_msg
+from controller.protocol.block import FROM_TIMEOUT
+from controller.robot.config import Config, load_config
 from controller.robot.native import Kernel
 
 ROOT = Path(__file__).resolve().parent.parent

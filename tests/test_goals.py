@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import pytest
 
 from controller import msgs
-
 from controller.core import goals
 from controller.core.goals import EventKind, GoalExecutor, GoalKind, Reason
 from controller.core.odometry import Odometry

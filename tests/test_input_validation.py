@@ -17,11 +17,10 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-
-from controller.service import runtime
-from controller.robot.config import load_config
 from controller.core.controller import FIXED_SIZES, Counters
 from controller.core.fsm import BAN_TRANS
+from controller.robot.config import load_config
+from controller.service import runtime
 
 HUMANOID = "config/humanoid20.yaml"
 

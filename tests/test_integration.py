@@ -19,8 +19,8 @@ import pytest
 from harness import command
 
 from controller import msgs
-from controller.robot.config import load_config
 from controller.core.controller import ODOMETRY_EVERY
+from controller.robot.config import load_config
 
 pytestmark = pytest.mark.udpm
 

@@ -31,8 +31,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.robot.config import ConfigError, load_config
 from controller.core.controller import Controller
+from controller.robot.config import ConfigError, load_config
 from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
 
 ROOT = Path(__file__).resolve().parent.parent

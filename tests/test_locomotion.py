@@ -11,9 +11,9 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-from controller.robot.config import load_config
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitError, load_gait, load_gaits
+from controller.robot.config import load_config
 from controller.robot.kinematics import QuadrupedKinematics
 
 CFG = load_config()

@@ -14,18 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.core import goals
 from controller.cli import motionctl as mc
-from controller.robot.config import LcmConfig, load_config
+from controller.core import goals
 from controller.core.goals import EventKind, GoalKind, Reason
-from controller.msgs import (
-    controller_status_t,
-    localization_lcmt,
-    motion_event_t,
-    motion_goal_t,
-    robot_control_cmd_lcmt,
-    robot_control_response_lcmt,
-)
 from controller.core.odometry import Odometry
 from controller.motion.sequence import (
     FieldError,
@@ -36,6 +27,15 @@ from controller.motion.sequence import (
     parse_sequence,
     zero_fields,
 )
+from controller.msgs import (
+    controller_status_t,
+    localization_lcmt,
+    motion_event_t,
+    motion_goal_t,
+    robot_control_cmd_lcmt,
+    robot_control_response_lcmt,
+)
+from controller.robot.config import LcmConfig, load_config
 from controller.service.transport import Bus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from harness import Rig
 
-from controller.robot.config import load_config
 from controller.motion.motions import MotionLibrary, load_motion
 from controller.motion.steps import StepError
+from controller.robot.config import load_config
 
 CFG = load_config()
 LIBRARY = CFG.motions

@@ -14,9 +14,7 @@ import yaml
 from harness import Rig
 from structlog.testing import capture_logs
 
-from controller.robot.config import ConfigError, load_config
 from controller.core.controller import Controller
-from controller.robot.humanoid_kinematics import HumanoidLegKinematics
 from controller.motion.mof import (
     MOF_HEADER,
     JointLine,
@@ -25,9 +23,11 @@ from controller.motion.mof import (
     load_mof_columns,
     parse_mof,
 )
-from controller.robot.native import Kernel
 from controller.motion.playback import MofPlayback, Position
 from controller.protocol.constants import BAN_TRANS
+from controller.robot.config import ConfigError, load_config
+from controller.robot.humanoid_kinematics import HumanoidLegKinematics
+from controller.robot.native import Kernel
 from controller.sim.joint_sim import SimRobot
 
 ROOT = Path(__file__).resolve().parent.parent

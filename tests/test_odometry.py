@@ -6,7 +6,8 @@ import math
 import pytest
 
 from controller import msgs
-from controller.core.odometry import Odometry, wrap_angle
+from controller.core.odometry import Odometry
+from controller.robot.angles import wrap_angle
 
 
 def drive(odom: Odometry, twist: tuple[float, float, float], seconds: float, steps: int) -> None:

@@ -17,9 +17,8 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-
-from controller.service import realtime
 from controller.robot.native import Kernel
+from controller.service import realtime
 from controller.service.transport import FixedEncoder
 
 ROOT = Path(__file__).resolve().parents[1]

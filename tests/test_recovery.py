@@ -11,9 +11,9 @@ import pytest
 from harness import Rig, command
 
 from controller import msgs
-from controller.service import runtime as runtime_module
-from controller.robot.config import load_config
 from controller.core.controller import Controller
+from controller.robot.config import load_config
+from controller.service import runtime as runtime_module
 from controller.service.runtime import SHUTDOWN_TICKS, Runtime
 from controller.sim.joint_sim import SimRobot
 

@@ -9,8 +9,8 @@ import pytest
 from harness import command
 
 from controller import msgs
-from controller.robot.config import load_config
 from controller.core.controller import Controller
+from controller.robot.config import load_config
 from controller.service.recording import RecordingError
 from controller.service.replay import (
     CRC_COMMAND,
@@ -24,8 +24,8 @@ from controller.service.replay import (
     split_recording,
 )
 from controller.service.runtime import Runtime
-from controller.sim.joint_sim import SimRobot
 from controller.service.transport import packet_crc
+from controller.sim.joint_sim import SimRobot
 
 PERIOD_NS = 2_000_000
 START_NS = 7_123_456_789        # not a whole microsecond: utime must still round-trip

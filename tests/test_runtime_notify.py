@@ -16,9 +16,9 @@ from itertools import pairwise
 
 import pytest
 
-from controller.service import runtime as runtime_module
-from controller.robot.config import load_config
 from controller.core.controller import Controller
+from controller.robot.config import load_config
+from controller.service import runtime as runtime_module
 from controller.service.runtime import Runtime
 from controller.service.sdnotify import Notifier
 

@@ -8,9 +8,9 @@ import signal
 import pytest
 
 from controller import msgs
-from controller.service import runtime as runtime_module
-from controller.robot.config import load_config
 from controller.core.controller import Controller
+from controller.robot.config import load_config
+from controller.service import runtime as runtime_module
 from controller.service.runtime import SHUTDOWN_TICKS, Runtime
 
 PERIOD_NS = 2_000_000

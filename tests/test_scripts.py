@@ -9,8 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.robot.config import load_config
-from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
 from controller.motion.scripts import (
     GAIN_RAMP_S,
     GAIN_TO_KP,
@@ -31,6 +29,8 @@ from controller.motion.scripts import (
     stretch,
     validate,
 )
+from controller.robot.config import load_config
+from controller.robot.native import CUBIC, LINEAR, QUINTIC, Kernel
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT_DIR = ROOT / "config" / "scripts" / "humanoid20"
@@ -49,8 +49,8 @@ def test_the_config_pairs_every_side_joint_and_negates_roll_and_yaw():
     sides = ("hip_yaw", "hip_roll", "hip_pitch", "knee", "ankle_pitch", "ankle_roll",
              "shoulder_pitch", "shoulder_roll", "elbow")
     assert sorted(PAIRS) == sorted((f"l_{j}", f"r_{j}") for j in sides)
-    assert NEGATE == {n for pair in PAIRS for n in pair
-                      if n.endswith(("_roll", "_yaw"))} | {"head_yaw"}
+    assert {n for pair in PAIRS for n in pair
+                      if n.endswith(("_roll", "_yaw"))} | {"head_yaw"} == NEGATE
 
 
 def shipped(name: str) -> Script:

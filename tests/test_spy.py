@@ -22,10 +22,9 @@ from pathlib import Path
 import pytest
 
 from controller import msgs
-
-from controller.service import lcmjava
 from controller.cli import motionctl
 from controller.robot.config import load_config
+from controller.service import lcmjava
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -3,7 +3,6 @@ import tomllib
 
 import pytest
 
-from controller.protocol.block import FROM_COMMAND
 from controller.motion.steps import (
     FROM_MOTION,
     StepContext,
@@ -14,6 +13,7 @@ from controller.motion.steps import (
     read_steps,
     record_from,
 )
+from controller.protocol.block import FROM_COMMAND
 
 
 def command_step(ctx: StepContext):

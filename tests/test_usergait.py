@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.protocol.block import Block
 from controller.motion.gait_table import SEGMENT_MS, GaitDefinition
 from controller.motion.steps import StepError, read_steps
 from controller.motion.usergait import (
@@ -25,6 +24,7 @@ from controller.motion.usergait import (
     usergait_step,
     usergait_step_to_fields,
 )
+from controller.protocol.block import Block
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "gaits" / "user"
 T, F = True, False

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from controller.motion import validate as v
-from controller.robot.config import load_config
 from controller.motion.mof import MOF_HEADER
 from controller.motion.validate import Finding, validate_paths
+from controller.robot.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 MOTIONS = sorted((ROOT / "gaits" / "motions" / "cyberdog2").glob("*.toml"))

@@ -20,12 +20,12 @@ from controller.behaviours.base import (
     TickContext,
     percent,
 )
-from controller.protocol.block import Block
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitDefinition, load_gaits
-from controller.robot.native import LINEAR
-from controller.protocol.constants import USER_GAIT
 from controller.motion.usergait import decode_user_gait
+from controller.protocol.block import Block
+from controller.protocol.constants import USER_GAIT
+from controller.robot.native import LINEAR
 
 STAND = 1
 BOUND = 7

@@ -15,25 +15,34 @@ director put in the block.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.motion.playback import ScriptPlayback
+from controller.motion.script_library import ScriptLibrary
+from controller.motion.scripts import Script
 from controller.protocol.block import Block
 from controller.robot.config import ScriptedModeConfig
-from controller.motion.playback import ScriptPlayback
-from controller.motion.scripts import Script
 
 if TYPE_CHECKING:
-    from controller.core.director import Director, ScriptLibrary
+    from controller.robot.native import Kernel
+
+
+class ScriptStarter(Protocol):
+    """What starts a requested script in the script mode (the director):
+    plays `run` into `kernel` from the commanded pose `q_cmd`."""
+
+    def begin(self, run: Any, tick: int, q_cmd: np.ndarray, q_meas: np.ndarray,
+              kernel: Kernel) -> None: ...
 
 ENTRY_TOLERANCE = np.radians(8.0)   # as modes 21 and 3: no jump on entry
 
 
 class ScriptedMode(Behaviour):
     def __init__(self, robot: Robot, mode: int, mode_cfg: ScriptedModeConfig | None,
-                 library: ScriptLibrary, director: Director | None = None) -> None:
+                 library: ScriptLibrary, director: ScriptStarter | None = None) -> None:
         super().__init__(robot)
         self.mode = mode
         self.mode_cfg = mode_cfg

@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
 from controller.motion.motions import MotionLibrary
 from controller.motion.scripts import load_directory
+from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -28,22 +28,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, Protocol, TextIO
 
-from controller.core import goals
-
-from controller.motion import validate
 from controller.cli import check_config, log_cmd, script_cmd, spy_cmd
-from controller.robot.config import Config, ConfigError, LcmConfig, load_config, with_namespace
+from controller.core import goals
 from controller.core.goals import EventKind, GoalKind, Reason
-from controller.msgs import (
-    controller_status_t,
-    localization_lcmt,
-    motion_event_t,
-    motion_goal_t,
-    robot_control_cmd_lcmt,
-    robot_control_response_lcmt,
-)
-from controller.protocol.constants import BAN_TRANS, MOTION_MODE, TRANSITIONING
-from controller.protocol.constants import SWITCH_STATUS_NAMES as SWITCH_STATUS
+from controller.motion import validate
 from controller.motion.sequence import (
     FieldError,
     Fields,
@@ -57,6 +45,17 @@ from controller.motion.sequence import (
     load_sequence,
     pad,
 )
+from controller.msgs import (
+    controller_status_t,
+    localization_lcmt,
+    motion_event_t,
+    motion_goal_t,
+    robot_control_cmd_lcmt,
+    robot_control_response_lcmt,
+)
+from controller.protocol.constants import BAN_TRANS, MOTION_MODE, TRANSITIONING
+from controller.protocol.constants import SWITCH_STATUS_NAMES as SWITCH_STATUS
+from controller.robot.config import Config, ConfigError, LcmConfig, load_config, with_namespace
 
 EXIT_OK = 0
 EXIT_USAGE = 1          # bad arguments, config, sequence file or LCM setup

@@ -6,8 +6,8 @@ import signal
 import sys
 
 from controller import __version__
-from controller.robot.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
 from controller.logs import LEVELS, configure, get_logger
+from controller.robot.config import DEFAULT_CONFIG, ConfigError, load_config, with_namespace
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,12 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     # Imported late so that --help works without the compiled kernel.
-    from controller.service import realtime
     from controller.core.controller import Controller
+    from controller.service import realtime
     from controller.service.runtime import Runtime, epoch_offset_ns
     from controller.service.sdnotify import Notifier
-    from controller.sim.joint_sim import SimRobot
     from controller.service.transport import Bus
+    from controller.sim.joint_sim import SimRobot
 
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
     sim = SimRobot(cfg, ctl.kin) if args.sim else None

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.service import lcmjava
 from controller.robot.config import Config, LcmConfig
+from controller.service import lcmjava
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 

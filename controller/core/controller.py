@@ -30,19 +30,9 @@ from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
-from controller.protocol.block import (
-    FROM_FAULT,
-    FROM_GOAL,
-    FROM_MOTOR,
-    FROM_SCRIPT,
-    FROM_TIMEOUT,
-    Block,
-)
-from controller.robot.config import Config
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
 from controller.core.faults import JointStateWatch, TrackingWatch
 from controller.core.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
-from controller.motion.gait_table import GaitDefinition
 from controller.core.goals import (
     Event,
     EventKind,
@@ -51,19 +41,29 @@ from controller.core.goals import (
     SpeedProfile,
     to_msg,
 )
-from controller.protocol.intake import Intake
-from controller.logs import RateLimit, get_logger
-from controller.motion.motions import MotionLibrary
-from controller.robot.native import Kernel
 from controller.core.odometry import Odometry
-from controller.protocol.constants import MOTION_MODE, USER_GAIT
-from controller.protocol.queue import CommandQueue
+from controller.logs import RateLimit, get_logger
+from controller.motion.gait_table import GaitDefinition
+from controller.motion.motions import MotionLibrary
 from controller.motion.usergait import (
     DEF_HEADER,
     PARAMS_HEADER,
     parse_gait_def,
     parse_gait_params,
 )
+from controller.protocol.block import (
+    FROM_FAULT,
+    FROM_GOAL,
+    FROM_MOTOR,
+    FROM_SCRIPT,
+    FROM_TIMEOUT,
+    Block,
+)
+from controller.protocol.constants import MOTION_MODE, USER_GAIT
+from controller.protocol.intake import Intake
+from controller.protocol.queue import CommandQueue
+from controller.robot.config import Config
+from controller.robot.native import Kernel
 
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
 # Mode 11 only where the config has a locomotion (a gait generator or a walk).

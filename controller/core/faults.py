@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.robot.config import SafetyConfig
 from controller.motion.scripts import ms_to_ticks
+from controller.robot.config import SafetyConfig
 
 
 class JointStateWatch:

@@ -12,13 +12,13 @@ import numpy as np
 
 from controller.behaviours.base import Behaviour, TickContext
 from controller.protocol.block import Block
-from controller.robot.config import FsmTable
 
 # Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
 # sim never enters) share their numbers with the switch_status codes 0-4.
 from controller.protocol.constants import BAN_TRANS, EDAMP, ESTOP, TRANSITIONING
 from controller.protocol.constants import DONE as NORMAL
 from controller.protocol.constants import MOTION_MODE as MOTION
+from controller.robot.config import FsmTable
 
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550

@@ -39,6 +39,14 @@ from dataclasses import dataclass, field
 
 from controller import msgs
 from controller.core.odometry import Odometry
+from controller.protocol.constants import (
+    DEFAULT_MAX_ACC,
+    DEFAULT_MAX_ROTATION,
+    DEFAULT_MAX_SPEED,
+    LIMIT_ACC,
+    LIMIT_ROTATION,
+    LIMIT_SPEED,
+)
 
 
 class GoalKind(enum.IntEnum):
@@ -77,17 +85,6 @@ class Reason(enum.IntEnum):
     FINISHED = 6           # SCRIPT_DONE: played to its last frame
 
 
-# Speed-profile defaults (the robot config's `goal_profile` overrides them
-# until a SET_SPEED_PROFILE goal): gentle enough for any locomotion to follow.
-DEFAULT_MAX_ACC = 0.5        # m/s^2
-DEFAULT_MAX_SPEED = 0.3      # m/s
-DEFAULT_MAX_ROTATION = 0.5   # rad/s
-
-# Hard bounds: a goal beyond them is refused. They catch unit mistakes (mm or
-# degrees sent as m or rad) as much as unreasonable requests.
-LIMIT_ACC = 5.0              # m/s^2
-LIMIT_SPEED = 2.0            # m/s
-LIMIT_ROTATION = 4.0         # rad/s
 MAX_TIMEOUT_S = 600.0
 MAX_DISTANCE = 100.0         # m
 MAX_ANGLE = 4.0 * math.pi    # rad: two turns

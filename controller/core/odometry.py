@@ -17,14 +17,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from controller.robot.angles import wrap_angle
+
 # Below this |wz * dt| the arc formulas lose precision to cancellation; their
 # Taylor series is then exact to float precision.
 _SMALL_TURN = 1e-4
-
-
-def wrap_angle(angle: float) -> float:
-    """`angle` folded into [-pi, pi)."""
-    return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class Odometry:

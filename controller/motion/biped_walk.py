@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 import yaml
 
+from controller.robot.angles import wrap_angle
 from controller.robot.humanoid_kinematics import (
     FootPose,
     HumanoidConfigError,
     HumanoidLegKinematics,
 )
-from controller.core.odometry import wrap_angle
 
 LEFT, RIGHT = 1, -1           # also the side's sign along y
 SIDE_NAME = {LEFT: "left", RIGHT: "right"}

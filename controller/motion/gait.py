@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.robot.config import LocomotionConfig
 from controller.motion.gait_table import SEGMENT_MS, GaitDefinition
+from controller.robot.config import LocomotionConfig
 from controller.robot.kinematics import QuadrupedKinematics
 
 CROSS_COUPLING = 0.5        # at full |vx| the vy and yaw allowances shrink by half

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.protocol.block import ALL_LEGS, Block
 from controller.motion.steps import StepContext, StepError, check_schedule, read_steps
 from controller.motion.usergait import usergait_step
+from controller.protocol.block import ALL_LEGS, Block
 
 MAX_INCLUDE_DEPTH = 4
 SIT_DOWN_IDS = (3, 8, 9, 10)                   # SPEC §4.1 step 2

@@ -22,8 +22,8 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from controller.motion.mof import KEEP, JointLine, MofPlayer, MotionNet
-from controller.robot.native import Kernel
 from controller.motion.scripts import Script, ScriptPlayer
+from controller.robot.native import Kernel
 
 
 class Position(NamedTuple):

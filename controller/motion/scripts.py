@@ -106,11 +106,16 @@ class ScriptError(ValueError):
 
 class JointLimits(Protocol):
     """What validation needs of a robot; controller.robot.config.Config has it."""
-    joint_names: list[str]
-    q_min: np.ndarray
-    q_max: np.ndarray
-    v_max: np.ndarray
-    tick_hz: float
+    @property
+    def joint_names(self) -> list[str]: ...
+    @property
+    def q_min(self) -> np.ndarray: ...
+    @property
+    def q_max(self) -> np.ndarray: ...
+    @property
+    def v_max(self) -> np.ndarray: ...
+    @property
+    def tick_hz(self) -> float: ...
 
 
 class Target(NamedTuple):

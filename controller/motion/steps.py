@@ -35,7 +35,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.protocol.block import FROM_MOTION, Block
 from controller.motion.sequence import (
     COMMAND_FIELDS,
     FieldError,
@@ -43,6 +42,7 @@ from controller.motion.sequence import (
     check_int,
     zero_fields,
 )
+from controller.protocol.block import FROM_MOTION, Block
 
 TICK_MS = 2.0          # one control tick (SPEC conventions)
 MAX_STEPS = 1000       # the command queue holds 1024 blocks (controller.protocol.queue)

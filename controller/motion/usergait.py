@@ -24,10 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from controller.protocol.block import Block
 from controller.motion.gait_table import MAX_SEGMENTS as MAX_PERIOD_SEGMENTS
 from controller.motion.gait_table import SEGMENT_MS, from_sections
-from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.motion.steps import (
     FROM_MOTION,
     TICK_MS,
@@ -37,6 +35,8 @@ from controller.motion.steps import (
     read_steps,
     record_from,
 )
+from controller.protocol.block import Block
+from controller.protocol.constants import MOTION_MODE, USER_GAIT
 
 DEF_HEADER = "# Gait Def"          # SPEC §8.1: what the upload checks
 PARAMS_HEADER = "# Gait Params"

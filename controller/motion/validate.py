@@ -39,7 +39,6 @@ from typing import Any, TextIO
 
 import yaml
 
-from controller.robot.config import Config, load_config
 from controller.motion.mof import (
     EXTERN,
     JointLine,
@@ -52,9 +51,10 @@ from controller.motion.mof import (
     parse_mof,
 )
 from controller.motion.motions import load_motion
-from controller.robot.resources import CONFIG_DIR
 from controller.motion.scripts import Script, ScriptError, load_script
 from controller.motion.steps import TICK_MS
+from controller.robot.config import Config, load_config
+from controller.robot.resources import CONFIG_DIR
 
 # The config whose `mof_columns` bind .mof files when the given one has none.
 DEFAULT_MOF_CONFIG = CONFIG_DIR / "nao22.yaml"

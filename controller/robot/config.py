@@ -15,14 +15,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from controller.core import goals  # the goal executor owns the speed-profile limits
 from controller.motion.biped_walk import WalkParams, load_walk_params
-from controller.robot.humanoid_kinematics import (
-    LEG_JOINTS,
-    LEG_SIDES,
-    HumanoidConfigError,
-    HumanoidGeometry,
-)
 from controller.motion.mof import (
     MOF_HEADER,
     MofColumns,
@@ -30,6 +23,13 @@ from controller.motion.mof import (
     MotionNet,
     build_net,
     mof_columns,
+)
+from controller.protocol import constants  # motion_goal_t speed-profile defaults and bounds
+from controller.robot.humanoid_kinematics import (
+    LEG_JOINTS,
+    LEG_SIDES,
+    HumanoidConfigError,
+    HumanoidGeometry,
 )
 from controller.robot.resources import CONFIG_DIR
 
@@ -129,7 +129,7 @@ class LocomotionConfig:
     com_x: float = 0.0
     half_stride: tuple[float, float] = (0.12, 0.07)
     goal_profile: tuple[float, float, float] = (        # m/s^2, m/s, rad/s
-        goals.DEFAULT_MAX_ACC, goals.DEFAULT_MAX_SPEED, goals.DEFAULT_MAX_ROTATION)
+        constants.DEFAULT_MAX_ACC, constants.DEFAULT_MAX_SPEED, constants.DEFAULT_MAX_ROTATION)
 
 
 @dataclass(frozen=True)
@@ -912,11 +912,11 @@ def _locomotion(r: _Reader, path: Path) -> LocomotionConfig:
 
 def _goal_profile(lr: _Reader) -> tuple[float, float, float]:
     acc, speed, rot = lr.vector("goal_profile", 3)
-    if not (0 < acc <= goals.LIMIT_ACC and 0 < speed <= goals.LIMIT_SPEED
-            and 0 < rot <= goals.LIMIT_ROTATION):
-        raise lr.fail("goal_profile", f"expected max_acc (0, {goals.LIMIT_ACC}] m/s^2, "
-                                      f"max_speed (0, {goals.LIMIT_SPEED}] m/s, max_rotation "
-                                      f"(0, {goals.LIMIT_ROTATION}] rad/s, got {[acc, speed, rot]}")
+    if not (0 < acc <= constants.LIMIT_ACC and 0 < speed <= constants.LIMIT_SPEED
+            and 0 < rot <= constants.LIMIT_ROTATION):
+        raise lr.fail("goal_profile", f"expected max_acc (0, {constants.LIMIT_ACC}] m/s^2, "
+                                      f"max_speed (0, {constants.LIMIT_SPEED}] m/s, max_rotation "
+                                      f"(0, {constants.LIMIT_ROTATION}] rad/s, got {[acc, speed, rot]}")
     return float(acc), float(speed), float(rot)
 
 

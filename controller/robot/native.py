@@ -18,7 +18,16 @@ except ImportError as exc:  # pragma: no cover - only without a build
         "the C kernel is not built: run `make build` (or `pip install -e .`)"
     ) from exc
 
-from controller.service.transport import publish_buffer
+
+def publish_buffer(size: int) -> ctypes.Array:
+    """A reusable, writable buffer that lcm's publish() takes as it is.
+
+    publish() accepts only objects whose buffer the interpreter never has to
+    release: bytes (new for every message) and ctypes arrays, but neither
+    bytearray nor memoryview. A ctypes array encoded in place each tick costs
+    no allocation; publish() sends or copies it before it returns."""
+    return (ctypes.c_char * size)()
+
 
 LINEAR = lib.MK_LINEAR
 CUBIC = lib.MK_CUBIC
@@ -29,8 +38,38 @@ _INPUTS = ("t0", "dur", "q0", "q1", "v0", "v1", "g_t0", "g_dur",
 _OUTPUTS = ("pos", "vel", "kp", "kd", "tau")
 
 
+# What a joint index may be: one joint, a slice, or an index array.
+Index = int | slice | np.ndarray | list[int]
+Values = float | np.ndarray
+
+
 class Kernel:
     """Segments, gains and limits for n joints, evaluated by the C kernel."""
+
+    # Inputs (segments, gain ramps, limits) and outputs, one float64 per
+    # joint each; made in __init__ from _INPUTS and _OUTPUTS.
+    t0: np.ndarray
+    dur: np.ndarray
+    q0: np.ndarray
+    q1: np.ndarray
+    v0: np.ndarray
+    v1: np.ndarray
+    g_t0: np.ndarray
+    g_dur: np.ndarray
+    kp0: np.ndarray
+    kp1: np.ndarray
+    kd0: np.ndarray
+    kd1: np.ndarray
+    tau_ff: np.ndarray
+    q_min: np.ndarray
+    q_max: np.ndarray
+    v_max: np.ndarray
+    step_max: np.ndarray
+    pos: np.ndarray
+    vel: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    tau: np.ndarray
 
     def __init__(self, q_min: np.ndarray, q_max: np.ndarray, v_max: np.ndarray,
                  step_max: np.ndarray | float = 0.0) -> None:
@@ -57,8 +96,9 @@ class Kernel:
         self._wire_ptr = ffi.from_buffer("uint8_t[]", self._wire)
 
     # -- writing segments -------------------------------------------------
-    def move(self, start, end, t0: float, duration: float, profile: int = LINEAR,
-             idx=slice(None), v_start=0.0, v_end=0.0) -> None:
+    def move(self, start: Values, end: Values, t0: Values, duration: Values,
+             profile: int = LINEAR, idx: Index = slice(None), v_start: Values = 0.0,
+             v_end: Values = 0.0) -> None:
         """Joints `idx` follow `profile` from `start` at t0 to `end` at t0 + duration."""
         self.q0[idx] = start
         self.q1[idx] = end

@@ -19,8 +19,8 @@ from controller.core.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
-from controller.sim.joint_sim import SimRobot
 from controller.service.transport import Bus, FixedEncoder
+from controller.sim.joint_sim import SimRobot
 
 # What the daemon takes in, per port, drained in this order every tick
 # (controller/service/transport.py); joint_state only from a robot bridge, not with --sim.

@@ -14,6 +14,7 @@ from typing import Any
 import lcm
 
 from controller.robot.config import LcmConfig
+from controller.robot.native import publish_buffer
 
 # Deep enough that a flood of one packet per 100 us (5 ticks' worth at 10 kHz)
 # never overflows between two drains.
@@ -29,16 +30,6 @@ def packet_crc(crc: int, channel: str, data: bytes) -> int:
 # lcm-gen's scalar type names and their struct codes (big-endian on the wire).
 _SCALAR_CODES = {"int8_t": "b", "int16_t": "h", "int32_t": "i", "int64_t": "q",
                  "float": "f", "double": "d", "boolean": "?", "byte": "B"}
-
-
-def publish_buffer(size: int) -> ctypes.Array:
-    """A reusable, writable buffer that lcm's publish() takes as it is.
-
-    publish() accepts only objects whose buffer the interpreter never has to
-    release: bytes (new for every message) and ctypes arrays, but neither
-    bytearray nor memoryview. A ctypes array encoded in place each tick costs
-    no allocation; publish() sends or copies it before it returns."""
-    return (ctypes.c_char * size)()
 
 
 class FixedEncoder:

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from controller.motion.biped_walk import QuinticWalk, load_walk_params
-from controller.robot.config import load_config
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import load_gaits
+from controller.robot.config import load_config
 from controller.robot.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel

@@ -44,10 +44,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 import lcm
-from controller._kernel import lib
 from stats import Target, fmt, quantiles_us, spread
 
 from controller import msgs
+from controller._kernel import lib
 from controller.robot.config import load_config
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
