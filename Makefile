@@ -26,7 +26,7 @@ ROBOT        ?= cyberdog2
 SERVICE_PYTHON ?= /usr/bin/python3
 UNIT_OUT     ?= build/motiond.service
 
-.PHONY: all build run sim test bench system-deps types kernel wheelhouse dist clean distclean
+.PHONY: all build run sim test lint bench system-deps types kernel wheelhouse dist clean distclean
 .PHONY: service-unit install-service uninstall-service
 
 all: build
@@ -46,6 +46,12 @@ spy: build
 # whole suite runs inside a fresh network namespace (tests/netns.sh).
 test: build wheelhouse
 	tests/netns.sh $(PY) -m pytest -q $(ARGS)
+
+# Lint and types over controller/ and tests/ (settings in pyproject.toml);
+# CI runs it before `make test`.
+lint: build
+	$(VENV)/bin/ruff check controller tests
+	$(VENV)/bin/mypy
 
 # Benchmarks report medians and ratios against a baseline measured in the same
 # run (README "Performance"): a table on stdout and bench/results.json. The
@@ -84,7 +90,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
-	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog pytest hypothesis matplotlib
+	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog pytest hypothesis matplotlib \
+	    ruff mypy types-PyYAML
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.

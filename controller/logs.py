@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from typing import Any, TextIO
 
 import structlog
 
@@ -24,7 +25,7 @@ LEVELS = ("debug", "info", "warning", "error")
 PRIORITIES = {"critical": 2, "error": 3, "warning": 4, "info": 6, "debug": 7}
 
 
-def configure(level: str = "info", stream=None, environ: Mapping[str, str] | None = None) -> None:
+def configure(level: str = "info", stream: TextIO | None = None, environ: Mapping[str, str] | None = None) -> None:
     stream = stream or sys.stderr
     if is_journal(stream, environ):
         renderer: list = [structlog.processors.format_exc_info, JournalRenderer()]
@@ -45,7 +46,7 @@ def configure(level: str = "info", stream=None, environ: Mapping[str, str] | Non
     )
 
 
-def is_journal(stream, environ: Mapping[str, str] | None = None) -> bool:
+def is_journal(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
     """Whether `stream` is connected to the journal: systemd sets JOURNAL_STREAM
     to "<device>:<inode>" of the socket it gave the service as stdout/stderr.
     Comparing them (not just testing the variable) matters because the
@@ -66,12 +67,15 @@ class JournalRenderer:
     def __init__(self) -> None:
         self._json = structlog.processors.JSONRenderer()
 
-    def __call__(self, logger, method_name: str, event_dict) -> str:
+    def __call__(self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> str:
         priority = PRIORITIES.get(event_dict.get("level", ""), 6)
-        return f"<{priority}>" + self._json(logger, method_name, event_dict)
+        rendered = self._json(logger, method_name, event_dict)
+        if isinstance(rendered, bytes):   # JSONRenderer returns str unless given a bytes serializer
+            rendered = rendered.decode()
+        return f"<{priority}>" + rendered
 
 
-def get_logger(name: str = "motiond"):
+def get_logger(name: str = "motiond") -> Any:
     return structlog.get_logger(name)
 
 

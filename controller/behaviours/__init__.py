@@ -1,0 +1,1 @@
+"""One module per mode: what the robot does in it (the Behaviour interface in base.py)."""

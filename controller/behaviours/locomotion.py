@@ -45,9 +45,9 @@ class Locomotion(Behaviour):
         assert loco is not None
         self.loco = loco
         self.legs = len(self.cfg.legs)
-        self.gaits: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs)
+        self.definitions: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs)
         for needed in (STAND, loco.leave_gait, loco.default_gait):
-            if needed not in self.gaits:
+            if needed not in self.definitions:
                 raise ValueError(f"{loco.gaits_dir}: no definition for gait {needed}, "
                                  f"which {self.cfg.path} needs")
         self.user_gaits: dict[int, GaitDefinition] = {}   # uploaded (110) or from disk
@@ -63,14 +63,14 @@ class Locomotion(Behaviour):
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
 
     def _all_gaits(self) -> dict[int, GaitDefinition]:
-        return {**self.gaits, **self.user_gaits}
+        return {**self.definitions, **self.user_gaits}
 
     def set_user_gait(self, gait: GaitDefinition) -> None:
         self.user_gaits[gait.id] = gait
         self.gen.gaits = self._all_gaits()
 
     def gait(self, gait_id: int) -> GaitDefinition | None:
-        return self.user_gaits.get(gait_id) or self.gaits.get(gait_id)
+        return self.user_gaits.get(gait_id) or self.definitions.get(gait_id)
 
     def foot_workspace(self) -> tuple[float, float]:
         """SPEC §5.8: x within L sin 60 deg (45 in bound), z below -L/6 (-L/12 in bound)."""
@@ -89,7 +89,7 @@ class Locomotion(Behaviour):
     def enter(self, ctx: TickContext) -> None:
         legs = self.legs
         self.q_prev = self.kernel.pos.copy()
-        self.gen.start(self.q_prev.reshape(legs, 3), self.gaits[STAND])
+        self.gen.start(self.q_prev.reshape(legs, 3), self.definitions[STAND])
         self.kernel.tau_ff[:] = 0.0
         self.clock = BlockClock()
         self.slow_ticks = 0
@@ -108,7 +108,7 @@ class Locomotion(Behaviour):
             if current.stand or current.id >= FIRST_MOTION_GAIT:
                 wanted = current
             else:
-                wanted = self.gaits[self.loco.leave_gait]
+                wanted = self.definitions[self.loco.leave_gait]
             return GaitCommand(wanted, np.zeros(3), block.step_height[0], 0.0)
         if block.gait_id in self.user_gaits:
             return self._user_gait_command(wanted, block)
@@ -129,6 +129,7 @@ class Locomotion(Behaviour):
                 height=params.body_height)
             if params.sanitised:
                 self.sanitised = params.sanitised
+        assert self._user_cmd is not None   # decoded above for this block
         return self._user_cmd
 
     def run(self, ctx: TickContext) -> None:

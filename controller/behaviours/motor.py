@@ -58,6 +58,7 @@ class MotorCtrl(Behaviour):
             # After the wait, until a frame with zero gains and torque: limp.
             self.go_limp(ctx)
             return
+        assert motor is not None   # not lost: a fresh frame is there
         flags = 0
         qd, tau = motor.qd_des.copy(), motor.tau.copy()
         if motor.age_ms > STALE_MS:

@@ -36,7 +36,7 @@ class PoseCtrl(Behaviour):
 
     def enter(self, ctx: TickContext) -> None:
         self.clock = BlockClock()
-        self.entry = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.entry: np.ndarray | None = self.entry_pose(ctx, ENTRY_TOLERANCE)
         self.kernel.hold(self.entry)
         self.kernel.tau_ff[:] = 0.0
         self.height: float | None = None

@@ -16,6 +16,7 @@ import numpy as np
 
 from controller.behaviours.base import Behaviour, BlockClock, TickContext, percent
 from controller.behaviours.pose import stance_mask
+from controller.protocol.block import Block
 from controller.robot.kinematics import rotation_rpy
 
 INCREMENTAL_GAITS = (1, 3)
@@ -110,7 +111,7 @@ class QpStand(Behaviour):
             self.rate[:] = 0.0
         self.kernel.hold(self.safe_q)
 
-    def _incremental_step(self, block, new_block: bool) -> None:
+    def _incremental_step(self, block: Block, new_block: bool) -> None:
         period = block.duration if block.duration > 0 else CONTINUOUS_PERIOD
         if new_block or self.period_tick >= period:
             self.period_start = (self.pose.copy(), self.swing.copy())
@@ -130,7 +131,7 @@ class QpStand(Behaviour):
         lift = np.where(swing_legs[:, None], np.asarray(block.foot_pose[:3]), 0.0)
         self.swing = base_swing + s * lift
 
-    def _absolute_step(self, block) -> None:
+    def _absolute_step(self, block: Block) -> None:
         dt = self.robot.dt
         target = np.zeros(6)
         target[2] = float(np.clip(block.pos_des[2], *HEIGHT_RANGE)) - self.height0

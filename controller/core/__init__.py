@@ -1,0 +1,1 @@
+"""The tick: Controller.step, the mode state machine, limb ownership, faults, goals, odometry."""

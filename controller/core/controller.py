@@ -63,7 +63,7 @@ from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.protocol.intake import Intake
 from controller.protocol.queue import CommandQueue
 from controller.robot.config import Config
-from controller.robot.native import Kernel
+from controller.robot.native import Kernel, Payload
 
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
 # Mode 11 only where the config has a locomotion (a gait generator or a walk).
@@ -113,12 +113,12 @@ class Outbox:
     """Encoded messages to publish: (port name, channel, bytes-like). The
     controller reuses its outbox and the joint command's buffer, so both are
     valid until the next step: publish them, or copy what you keep."""
-    messages: list[tuple[str, str, bytes]] = field(default_factory=list)
+    messages: list[tuple[str, str, Payload]] = field(default_factory=list)
 
-    def add(self, port: str, channel: str, data: bytes) -> None:
+    def add(self, port: str, channel: str, data: Payload) -> None:
         self.messages.append((port, channel, data))
 
-    def get(self, channel: str) -> bytes | None:
+    def get(self, channel: str) -> Payload | None:
         for _, ch, data in self.messages:
             if ch == channel:
                 return data
@@ -346,7 +346,7 @@ class Controller:
             return
         kind = next((k for h, k in USER_GAIT_HEADERS.items() if msg.data.startswith(h)), None)
         warnings: list[str] = []
-        error = "the text starts with neither '# Gait Def' nor '# Gait Params'"
+        error: str | None = "the text starts with neither '# Gait Def' nor '# Gait Params'"
         if kind == "def":
             error = self._load_gait_def(msg.data, warnings)
         elif kind == "params":
@@ -354,6 +354,7 @@ class Controller:
         result = msgs.file_recv_lcmt()
         result.result = 0 if error is None else 1
         if error is None:
+            assert kind is not None   # no header, no success
             self.user_gait[kind] = msg.data
             self.log.info("user_gait_file", kind=kind, size=len(msg.data), warnings=warnings[:5])
         else:

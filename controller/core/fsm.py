@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from controller.behaviours.base import Behaviour, TickContext
+from controller.behaviours.damper import Damper
 from controller.protocol.block import Block
 
 # Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
@@ -71,6 +72,11 @@ class Fsm:
         self.refusal = self.why_refused(block.mode, block)
         return current if self.refusal or block.mode == current else block.mode
 
+    def _damper(self) -> Damper:
+        damper = self.behaviours[DAMPER]
+        assert isinstance(damper, Damper), "mode 7 is the damper behaviour"
+        return damper
+
     def _switch(self, ctx: TickContext, mode: int) -> None:
         self.state.exit()
         self.state = self.behaviours[mode]
@@ -93,8 +99,8 @@ class Fsm:
         """The passive damper at once, whatever the transition table says: the
         daemon is shutting down, and a pending hand-over (a trot slowing down,
         a jump landing) or the stiff active lie-down must not be its last word."""
-        damper = self.behaviours[DAMPER]
-        if self.state is damper and not getattr(damper, "active", False):
+        damper = self._damper()
+        if self.state is damper and not damper.active:
             damper.run(ctx)
         else:
             self.state.exit()
@@ -183,7 +189,7 @@ class Fsm:
         self.hold_ticks = 0
         self.target = None
         self.ban = 0   # the damper's own refusal flag starts clear
-        damper = self.behaviours[DAMPER]
+        damper = self._damper()
         self.state.exit()
         self.state = damper
         damper.enter_passive(ctx)

@@ -17,6 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from controller.robot.angles import wrap_angle
 
 # Below this |wz * dt| the arc formulas lose precision to cancellation; their
@@ -52,7 +54,7 @@ class Odometry:
         self.forward = 0.0
         self.turned = 0.0
 
-    def integrate(self, v_body: Sequence[float], dt: float) -> None:
+    def integrate(self, v_body: Sequence[float] | np.ndarray, dt: float) -> None:
         """Advance by dt seconds at body twist v_body = (vx, vy, wz) (m/s, m/s, rad/s)."""
         vx, vy, wz = float(v_body[0]), float(v_body[1]), float(v_body[2])
         theta = wz * dt

@@ -1,0 +1,1 @@
+"""Motion sources: files and generators that become joint trajectories."""

@@ -110,7 +110,7 @@ def _runs(contact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, length
 
 
-def from_offsets(period: int, stance: Sequence[int], offsets: Sequence[int]) -> np.ndarray:
+def from_offsets(period: int, stance: Sequence[int] | np.ndarray, offsets: Sequence[int] | np.ndarray) -> np.ndarray:
     """Contact table of a periodic gait: leg i in stance for stance[i]
     segments from offsets[i] on."""
     table = np.zeros((period, len(offsets)), dtype=bool)

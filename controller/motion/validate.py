@@ -410,10 +410,10 @@ class _RobotChoice:
                 refusals.append((cfg, exc))
                 continue
             return _ok(path, _script_summary(script, cfg))
-        cfg, exc = refusals[0]
+        cfg, first = refusals[0]
         others = [c.robot for c, _ in refusals[1:]]
         also = f"; refused by {', '.join(others)} too" if others else ""
-        return Finding(path, f"{exc} (checked against robot {cfg.robot}{also})", False)
+        return Finding(path, f"{first} (checked against robot {cfg.robot}{also})", False)
 
     @staticmethod
     def _known(cfg: Config, ids: set[str]) -> int:

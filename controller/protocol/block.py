@@ -59,7 +59,7 @@ _ARRAYS = {"vel_des": 3, "rpy_des": 3, "pos_des": 3, "acc_des": 6, "ctrl_point":
 def block_from_message(msg: Any, tick_ms: float) -> Block:
     """A block from a decoded robot_control_cmd_lcmt. Raises ValueError, naming
     the field, when a float is NaN or infinite (SPEC §2.4; bad-input rule)."""
-    arrays = {}
+    arrays: dict[str, tuple[float, ...]] = {}
     for name, n in _ARRAYS.items():
         values = tuple(float(v) for v in getattr(msg, name)[:n])
         if not all(math.isfinite(v) for v in values):
@@ -69,19 +69,24 @@ def block_from_message(msg: Any, tick_ms: float) -> Block:
     ticks = int(msg.duration / tick_ms)
     return Block(mode=msg.mode, gait_id=msg.gait_id, contact=msg.contact,
                  value=msg.value, duration=ticks,
-                 life_count=msg.life_count, source=FROM_COMMAND, **arrays)
+                 life_count=msg.life_count, source=FROM_COMMAND,
+                 vel_des=arrays["vel_des"], rpy_des=arrays["rpy_des"], pos_des=arrays["pos_des"],
+                 acc_des=arrays["acc_des"], ctrl_point=arrays["ctrl_point"],
+                 foot_pose=arrays["foot_pose"], step_height=arrays["step_height"])
 
 
 def filler_for(popped: Block) -> Block:
     """The block pushed when `popped` expires into an empty queue (SPEC §3.4, §11)."""
-    common = dict(contact=ALL_LEGS, duration=FILLER_TICKS, source=FROM_FILLER)
+    def filler(mode: int, gait_id: int, step_height: Vec = Block.step_height) -> Block:
+        return Block(mode=mode, gait_id=gait_id, step_height=step_height, contact=ALL_LEGS,
+                     duration=FILLER_TICKS, source=FROM_FILLER)
+
     if popped.mode == 3:
-        return Block(mode=3, gait_id=1, step_height=(0.05, 0.05), **common)
+        return filler(3, 1, (0.05, 0.05))
     if popped.mode == 11:
-        gait = 1 if popped.gait_id <= 30 else 31
-        return Block(mode=11, gait_id=gait, step_height=(0.05, 0.05), **common)
+        return filler(11, 1 if popped.gait_id <= 30 else 31, (0.05, 0.05))
     if popped.mode in (0, 7):
         # motiond: a timed OFF or damper block is followed by more of the same,
         # not by a pose-hold request that the state refuses for ever (SPEC §11).
-        return Block(mode=popped.mode, gait_id=popped.gait_id, **common)
-    return Block(mode=21, gait_id=3, **common)
+        return filler(popped.mode, popped.gait_id)
+    return filler(21, 3)

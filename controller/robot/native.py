@@ -19,6 +19,10 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 
+# What lcm's publish() takes: bytes, or a reused publish_buffer.
+Payload = bytes | ctypes.Array
+
+
 def publish_buffer(size: int) -> ctypes.Array:
     """A reusable, writable buffer that lcm's publish() takes as it is.
 
@@ -109,18 +113,18 @@ class Kernel:
         self.profile[idx] = profile
         self.tracking = False
 
-    def hold(self, q, idx=slice(None)) -> None:
+    def hold(self, q: Values, idx: Index = slice(None)) -> None:
         """Joints `idx` hold position q (zero velocity)."""
         self.move(q, q, 0.0, 0.0, LINEAR, idx)
 
-    def track(self, q) -> None:
+    def track(self, q: Values) -> None:
         """Hold q and take it as the previous output, bypassing the step limit:
         for limp states, whose position target drives nothing."""
         self.hold(q)
         self.pos[:] = q
         self.tracking = True
 
-    def seed(self, q) -> bool:
+    def seed(self, q: Values) -> bool:
         """Take measured positions q as the previous output while the kernel
         only tracks the measurement (nothing commanded yet, or a limp state's
         `track`) and the output is limp (every kp 0), so that the step limit
@@ -131,7 +135,8 @@ class Kernel:
         self.pos[:] = q
         return True
 
-    def set_gains(self, kp, kd, t0: float = 0.0, ramp: float = 0.0, idx=slice(None)) -> None:
+    def set_gains(self, kp: Values, kd: Values, t0: Values = 0.0, ramp: Values = 0.0,
+                  idx: Index = slice(None)) -> None:
         """Gains go to (kp, kd): at once, or linearly over `ramp` seconds from
         the gains in force at t0."""
         if ramp > 0.0:
@@ -145,7 +150,7 @@ class Kernel:
         self.g_t0[idx] = t0
         self.g_dur[idx] = ramp
 
-    def shift(self, dt: float, idx=slice(None)) -> None:
+    def shift(self, dt: float, idx: Index = slice(None)) -> None:
         """Delay the running segments by dt (a frozen stage clock)."""
         self.t0[idx] += dt
 

@@ -83,7 +83,7 @@ class FrozenHeap:
             gc.disable()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.enabled:
             gc.unfreeze()
             if self._was_enabled:

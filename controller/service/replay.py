@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ def load_recording(cfg: Config, base: Path) -> Recording:
     return recording
 
 
-def split_recording(cfg: Config, ports: dict[str, Iterable[tuple[str, bytes]]]) -> Recording:
+def split_recording(cfg: Config, ports: Mapping[str, Iterable[tuple[str, bytes]]]) -> Recording:
     """Each port's (channel, data) in arrival order -> what the core took in
     and what it published."""
     ch = cfg.lcm.channels
@@ -196,9 +196,9 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             result.differences.append(Difference(t[TICK], "(step)", 0, "exception",
                                                  "raised (internal_error)", "none"))
             return _stop(result, rec, counts, "")
-        for _, channel, data in out.messages:
+        for _, channel, payload in out.messages:
             key = key_of[channel]
-            _compare_one(result, rec, counts, key, t[TICK], bytes(data))
+            _compare_one(result, rec, counts, key, t[TICK], bytes(payload))
         result.ticks += 1
         if result.differences:
             return _stop(result, rec, counts, "")

@@ -19,7 +19,7 @@ from controller.core.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
-from controller.service.transport import Bus, FixedEncoder
+from controller.service.transport import FixedEncoder, Packets
 from controller.sim.joint_sim import SimRobot
 
 # What the daemon takes in, per port, drained in this order every tick
@@ -33,7 +33,7 @@ I32_MAX = (1 << 31) - 1
 
 
 class Runtime:
-    def __init__(self, controller: Controller, bus: Bus, sim: SimRobot | None = None,
+    def __init__(self, controller: Controller, bus: Packets, sim: SimRobot | None = None,
                  max_ticks: int | None = None, notifier: Notifier | None = None) -> None:
         self.ctl = controller
         self.cfg = controller.cfg
@@ -67,7 +67,7 @@ class Runtime:
                 if not (name == "joint_state" and sim is not None):
                     bus.subscribe(port, self.cfg.lcm.channels[name])
 
-    def request_stop(self, signum: int | None = None, _frame=None) -> None:
+    def request_stop(self, signum: int | None = None, _frame: object = None) -> None:
         if not self.stop_requested:
             self.log.info("stop_requested", signal=signal.Signals(signum).name if signum else None)
             self.notifier.stopping()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
+from typing import Any
 
 from controller.logs import get_logger
 
@@ -96,7 +97,7 @@ class Notifier:
         return self._send(_with_status(_WATCHDOG, status))
 
     def _send(self, payload: bytes) -> bool:
-        if self._sock is None:
+        if self._sock is None or self.address is None:
             return False
         try:
             self._sock.sendto(payload, self.address)
@@ -126,7 +127,7 @@ def _status_bytes(text: str) -> bytes:
     return text.replace("\n", " ").encode(errors="replace")
 
 
-def _watchdog_usec(env: Mapping[str, str], pid: int, log) -> int:
+def _watchdog_usec(env: Mapping[str, str], pid: int, log: Any) -> int:
     """WATCHDOG_USEC when it is meant for this process (WATCHDOG_PID, when
     set, names the process that must ping), else 0."""
     raw = env.get("WATCHDOG_USEC", "")

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ctypes
 import struct
 import zlib
-from typing import Any
+from typing import Any, Protocol
 
 import lcm
 
 from controller.robot.config import LcmConfig
-from controller.robot.native import publish_buffer
+from controller.robot.native import Payload, publish_buffer
 
 # Deep enough that a flood of one packet per 100 us (5 ticks' worth at 10 kHz)
 # never overflows between two drains.
@@ -49,6 +49,18 @@ class FixedEncoder:
         """`values` in field order (the .lcm file's)."""
         self.struct.pack_into(self.buffer, 0, self.fingerprint, *values)
         return self.buffer
+
+
+class Packets(Protocol):
+    """What the runtime needs of a bus: the LCM Bus below, or a test's
+    in-memory stand-in."""
+
+    taken: dict[str, int]
+    crc: dict[str, int]
+
+    def subscribe(self, port_name: str, channel: str) -> None: ...
+    def drain(self) -> list[tuple[str, bytes]]: ...
+    def publish(self, port_name: str, channel: str, data: Payload) -> None: ...
 
 
 class Bus:
@@ -101,10 +113,12 @@ class Bus:
         self._spare = out
         return out
 
-    def publish(self, port_name: str, channel: str, data: bytes) -> None:
+    def publish(self, port_name: str, channel: str, data: Payload) -> None:
         """Send now: `data` is bytes or a publish_buffer, and need only stay
         valid for the call (the controller reuses its buffers)."""
-        self._instance(port_name).publish(channel, data)
+        # lcm's stub says bytes; publish() takes any buffer it never has to
+        # release, and a ctypes array is one (publish_buffer).
+        self._instance(port_name).publish(channel, data)  # type: ignore[arg-type]
 
     def filenos(self) -> list[int]:
         return [inst.fileno() for inst in self._lcm.values()]

@@ -1,0 +1,1 @@
+"""The simulated robot the daemon drives with --sim and the tests drive in process."""
