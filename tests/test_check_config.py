@@ -74,7 +74,7 @@ def drop(*keys: Any) -> Callable[[Any], None]:
 
 # -- the shipped configs -----------------------------------------------------------------
 @pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_configs_are_ok_with_a_summary_from_the_file(name: str, capsys) -> None:
+def test_shipped_configs_are_ok_with_a_summary_from_the_file(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = ROOT / "config" / name
     data = yaml.safe_load(path.read_text())
     fsm = yaml.safe_load((path.parent / data["fsm"]).read_text())
@@ -89,7 +89,7 @@ def test_shipped_configs_are_ok_with_a_summary_from_the_file(name: str, capsys) 
     assert "warning" not in out      # every shipped motion, script and .mof file loads
 
 
-def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys) -> None:
+def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = check(capsys=capsys)
     assert code == 0 and out.startswith(f"OK   {DEFAULT_CONFIG}: robot ")
     nao = ROOT / "config" / "nao22.yaml"
@@ -97,7 +97,7 @@ def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys) -> N
     assert capsys.readouterr().out.startswith(f"OK   {nao}: robot nao22, ")
 
 
-def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(capsys) -> None:
+def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(capsys: pytest.CaptureFixture[str]) -> None:
     good = ROOT / "config" / "humanoid20.yaml"
     fsm_table = ROOT / "config" / "humanoid_fsm.yaml"      # not a robot config
     code, out = check(str(good), str(fsm_table), capsys=capsys)
@@ -107,7 +107,7 @@ def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(capsys) -> None:
     assert lines[1] == f"FAIL {fsm_table}: kind: missing"
 
 
-def test_check_config_opens_no_socket(monkeypatch, capsys) -> None:
+def test_check_config_opens_no_socket(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def refuse(*_args: Any, **_kwargs: Any) -> None:
         raise AssertionError("check-config opened a socket")
     monkeypatch.setattr(socket, "socket", refuse)
@@ -196,7 +196,7 @@ NAO_CASES = [
 ])
 def test_a_broken_config_fails_naming_file_key_and_reason(tree: Path, source: str, name: str,
                                                          change: Callable[[Any], None],
-                                                         expected: str, capsys) -> None:
+                                                         expected: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = variant(tree, source, f"{Path(source).stem}_{name}", change)
     code, out = check(str(path), capsys=capsys)
     expected = expected.format(dir=tree / "config", root=tree)
@@ -205,7 +205,7 @@ def test_a_broken_config_fails_naming_file_key_and_reason(tree: Path, source: st
     assert len(out.splitlines()) == 1
 
 
-def test_the_unbroken_copy_loads(tree: Path, capsys) -> None:
+def test_the_unbroken_copy_loads(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The broken copies fail for their change alone: unchanged, each loads."""
     for source in SHIPPED:
         path = variant(tree, source, f"{Path(source).stem}_unchanged", lambda _d: None)
@@ -213,7 +213,8 @@ def test_the_unbroken_copy_loads(tree: Path, capsys) -> None:
 
 
 # -- what the daemon would refuse at start, while still running --------------------------
-def test_a_motion_file_that_does_not_load_is_a_warning_not_a_failure(tree: Path, capsys) -> None:
+def test_a_motion_file_that_does_not_load_is_a_warning_not_a_failure(
+        tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = variant(tree, "cyberdog2.yaml", "cyberdog2_missing_motion",
                    set_("motions", "ids", 1, value="missing.toml"))
     code, out = check(str(path), capsys=capsys)
@@ -223,10 +224,12 @@ def test_a_motion_file_that_does_not_load_is_a_warning_not_a_failure(tree: Path,
     assert lines[1].startswith("     warning: motions.ids.1: ")
     assert "missing.toml" in lines[1] and lines[1].endswith("(mode 62 refuses this id)")
     # the daemon agrees: the config loads, the id's file is the problem
-    assert load_config(path).motions.files[1] == "missing.toml"
+    motions = load_config(path).motions
+    assert motions is not None
+    assert motions.files[1] == "missing.toml"
 
 
-def test_a_bad_mof_file_is_a_warning_naming_file_and_line(tree: Path, capsys) -> None:
+def test_a_bad_mof_file_is_a_warning_naming_file_and_line(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     mof_dir = tree / "gaits" / "mof" / "nao22"
     bad = mof_dir / "broken.mof"
     bad.write_text((mof_dir / "nod.mof").read_text().replace("motion_id = nod",
@@ -243,7 +246,7 @@ def test_a_bad_mof_file_is_a_warning_naming_file_and_line(tree: Path, capsys) ->
     assert lines[1].endswith("(left out of the .mof net)")
 
 
-def test_a_bad_script_is_a_warning(tree: Path, capsys) -> None:
+def test_a_bad_script_is_a_warning(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scripts = tree / "config" / "scripts" / "humanoid20"
     bad = scripts / "Broken.yaml"
     bad.write_text("- duration: 100\n  targets:\n    - {id: no_such_joint, position: 0}\n")
@@ -256,7 +259,8 @@ def test_a_bad_script_is_a_warning(tree: Path, capsys) -> None:
     assert lines[1].startswith(f"     warning: {bad}") and lines[1].endswith("(script refused)")
 
 
-def test_a_loader_crash_is_a_fail_line_not_a_traceback(monkeypatch, capsys) -> None:
+def test_a_loader_crash_is_a_fail_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
     def crash(_path: Any) -> None:
         raise KeyError("boom")
     monkeypatch.setattr(check_config, "load_config", crash)

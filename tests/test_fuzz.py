@@ -59,6 +59,7 @@ from controller.behaviours import locomotion as locomotion_module
 from controller.core import director as director_module
 from controller.core.fsm import EDAMP
 from controller.core.goals import Event, EventKind, to_msg
+from controller.motion.mof import load_net
 from controller.protocol.block import FROM_TIMEOUT
 from controller.robot.config import Config, load_config
 from controller.robot.native import Kernel
@@ -512,7 +513,7 @@ def known_names(config: str) -> tuple[str, ...]:
     """Script (and .mof motion) names this robot can play, for requests that may start."""
     cfg = _config(config)
     names = [p.stem for p in _library(cfg).scripts]
-    names += list(cfg.mof.net.motions) if cfg.mof else []
+    names += list(load_net(cfg.mof)[0].motions) if cfg.mof else []
     return tuple(names) or ("Stand",)
 
 

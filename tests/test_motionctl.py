@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import client, goal_cmd, play_cmd, send_cmd, watch_cmd
 from controller.cli import motionctl as mc
 from controller.core import goals
 from controller.core.goals import EventKind, GoalKind, Reason
@@ -153,8 +154,8 @@ def responses(start: float, stop: float, mode: int, gait: int, bar: int | None =
     return out
 
 
-def make_link(bus: FakeBus) -> mc.Link:
-    return mc.Link(bus, CFG.lcm, bus.clock)
+def make_link(bus: FakeBus) -> client.Link:
+    return client.Link(bus, CFG.lcm, bus.clock)
 
 
 class FixedRandom(random.Random):
@@ -169,7 +170,7 @@ class FixedRandom(random.Random):
 def send(bus: FakeBus, fields: dict, *, wait: bool = True, timeout: float = 15.0,
          rng: random.Random | None = None) -> tuple[int, str]:
     out = io.StringIO()
-    code = mc.send_command(make_link(bus), fields, wait=wait, timeout=timeout, names=NAMES,
+    code = send_cmd.send_command(make_link(bus), fields, wait=wait, timeout=timeout, names=NAMES,
                            out=out, rng=rng or FixedRandom(42))
     return code, out.getvalue()
 
@@ -202,7 +203,8 @@ def test_omitted_keys_keep_previous_value_and_first_step_starts_at_zero() -> Non
     ]}
     s1, s2, s3 = parse_sequence(doc, "doc")
     assert s1.fields == zero_fields() | {"mode": 11, "vel_des": [0.3, 0.0, 0.1], "step_height": [0.05, 0.05]}
-    assert (s2.mode, s2.gait_id, s2.fields["vel_des"], s2.fields["step_height"]) == (11, 3, [0.3, 0.0, 0.1], [0.05, 0.05])
+    assert (s2.mode, s2.gait_id, s2.fields["vel_des"], s2.fields["step_height"]) == \
+        (11, 3, [0.3, 0.0, 0.1], [0.05, 0.05])
     assert (s3.gait_id, s3.fields["vel_des"]) == (3, [0.0, 0.0, 0.0])
     assert s3.fields["foot_pose"] == [0.1, 0.2, 0.3, 0.0, 0.0, 0.0]  # 3 values padded to 6
     # Steps do not share lists: changing one cannot change another.
@@ -292,15 +294,15 @@ def test_build_command_rejects_bad_values_instead_of_struct_error() -> None:
 
 @pytest.mark.parametrize("last, expected", [(5, 6), (126, 127), (127, -128), (-128, -127), (-2, 0), (-1, 0)])
 def test_life_count_follows_the_controllers_last_value(last: int, expected: int) -> None:
-    assert mc.choose_life_count(last, random.Random(0)) == expected
+    assert client.choose_life_count(last, random.Random(0)) == expected
 
 
 def test_life_count_without_status_is_random_int8_never_minus_one() -> None:
     rng = random.Random(1)
-    seen = {mc.choose_life_count(None, rng) for _ in range(20000)}
+    seen = {client.choose_life_count(None, rng) for _ in range(20000)}
     assert -1 not in seen
     assert seen == set(range(-128, 128)) - {-1}
-    assert mc.choose_life_count(None, FixedRandom(-1)) == 127
+    assert client.choose_life_count(None, FixedRandom(-1)) == 127
 
 
 # --------------------------------------------------------------------------- send
@@ -309,7 +311,7 @@ def test_send_uses_status_life_count_and_heartbeats_every_100ms_until_interrupte
     clock = FakeClock(interrupt_at=1.0)
     bus = FakeBus(clock, [(0.05, STATUS, status_bytes(last_life_count=127))])
     code, out = send(bus, {"mode": 12}, wait=False)
-    assert code == mc.EXIT_OK
+    assert code == client.EXIT_OK
     times = [t for t, _ in bus.published]
     assert times[0] == pytest.approx(0.05)
     assert {m.life_count for _, m in bus.published} == {-128}  # wrapped, and the same every time
@@ -332,7 +334,7 @@ def test_send_wait_done_when_mode_and_gait_reach_95_percent() -> None:
     # Sent at 0.3 s (no status). Progress rises from 0 at 0.4 s to 100 at 1.4 s: 95 % at 1.35 s.
     bus = FakeBus(clock, responses(0.31, 0.4, 0, 0, bar=100) + responses(0.4, 1.4, 12, 0))
     code, out = send(bus, {"mode": 12})
-    assert code == mc.EXIT_OK
+    assert code == client.EXIT_OK
     assert clock.now == pytest.approx(1.35, abs=0.025)
     assert out.strip().endswith("done: RECOVERY_STAND (12) gait 0")
 
@@ -342,7 +344,7 @@ def test_send_wait_ignores_a_stale_response_in_flight_at_send_time() -> None:
     # A response from before our command says 21/0 at 100 %; ours then restarts at 0 %.
     script = [(0.31, RESPONSE, response_bytes(21, 0, 100))] + responses(0.32, 1.32, 21, 0)
     code, _ = send(FakeBus(clock, script), {"mode": 21, "duration": 1000})
-    assert code == mc.EXIT_OK
+    assert code == client.EXIT_OK
     assert clock.now > 1.2
 
 
@@ -350,7 +352,7 @@ def test_send_wait_requires_the_gait_too() -> None:
     clock = FakeClock()
     bus = FakeBus(clock, responses(0.3, 5.0, 21, 3, bar=100))
     code, out = send(bus, {"mode": 21, "gait_id": 0}, timeout=2.0)
-    assert code == mc.EXIT_TIMEOUT
+    assert code == client.EXIT_TIMEOUT
     assert clock.now == pytest.approx(2.3, abs=0.02)
     assert "timeout: POSE_CTRL (21) gait 0 not finished within 2 s (last: POSE_CTRL (21) gait 3" in out
 
@@ -359,18 +361,18 @@ def test_send_wait_mode_62_matches_motion_id_and_waits_for_the_motion_to_end() -
     clock = FakeClock()
     # 62/2 at 100 % until 2.3 s, then the motion ends into the pose-hold filler.
     script = responses(0.3, 2.3, 62, 2) + responses(2.32, 3.0, 21, 3, bar=100)
-    assert send(FakeBus(clock, script), {"mode": 62, "gait_id": 2})[0] == mc.EXIT_OK
+    assert send(FakeBus(clock, script), {"mode": 62, "gait_id": 2})[0] == client.EXIT_OK
     assert 2.3 <= clock.now < 2.4
     # Still in the motion at the timeout: not finished.
     bus = FakeBus(FakeClock(), responses(0.3, 5.0, 62, 2, bar=100))
-    assert send(bus, {"mode": 62, "gait_id": 2}, timeout=2.0)[0] == mc.EXIT_TIMEOUT
+    assert send(bus, {"mode": 62, "gait_id": 2}, timeout=2.0)[0] == client.EXIT_TIMEOUT
 
 
 def test_send_wait_refused_after_100ms_of_ban_trans() -> None:
     clock = FakeClock()
     bus = FakeBus(clock, responses(0.3, 5.0, 0, 0, bar=100, switch=5))
     code, out = send(bus, {"mode": 21})
-    assert code == mc.EXIT_REFUSED
+    assert code == client.EXIT_REFUSED
     # The 0.30 s response predates the send and is dropped; 5 from 0.32 s, held 100 ms.
     assert clock.now == pytest.approx(0.42, abs=0.015)
     assert "refused: OFF (0) does not switch to POSE_CTRL (21) gait 0" in out
@@ -380,19 +382,19 @@ def test_send_wait_brief_ban_trans_is_not_a_refusal() -> None:
     # 60 ms of a stale BAN_TRANS, then the transition happens and completes.
     script = (responses(0.3, 0.36, 0, 0, bar=100, switch=5) + responses(0.36, 0.5, 0, 0, bar=100, switch=1)
               + responses(0.5, 1.5, 12, 0))
-    assert send(FakeBus(FakeClock(), script), {"mode": 12})[0] == mc.EXIT_OK
+    assert send(FakeBus(FakeClock(), script), {"mode": 12})[0] == client.EXIT_OK
 
 
 def test_send_wait_times_out_without_responses() -> None:
     clock = FakeClock()
     code, out = send(FakeBus(clock), {"mode": 12}, timeout=1.5)
-    assert code == mc.EXIT_TIMEOUT
+    assert code == client.EXIT_TIMEOUT
     assert clock.now == pytest.approx(1.8, abs=0.02)
     assert "no response received" in out
 
 
 def test_send_wait_interrupted_exits_130() -> None:
-    assert send(FakeBus(FakeClock(interrupt_at=1.0)), {"mode": 12})[0] == mc.EXIT_INTERRUPTED
+    assert send(FakeBus(FakeClock(interrupt_at=1.0)), {"mode": 12})[0] == client.EXIT_INTERRUPTED
 
 
 def test_undecodable_packets_are_counted_not_raised() -> None:
@@ -407,7 +409,7 @@ def test_undecodable_packets_are_counted_not_raised() -> None:
 # --------------------------------------------------------------------------- trackers
 
 def test_batch_tracker_adds_transitioning_time_to_the_schedule() -> None:
-    tracker = mc.BatchTracker([1000, 500], sent_at=0.0, timeout=5.0)
+    tracker = play_cmd.BatchTracker([1000, 500], sent_at=0.0, timeout=5.0)
     resp = robot_control_response_lcmt()
     resp.switch_status = 1
     assert tracker.feed(resp, 0.0) is None
@@ -416,23 +418,23 @@ def test_batch_tracker_adds_transitioning_time_to_the_schedule() -> None:
     assert tracker.active_index(1.2) == 0      # only 0.9 s of block time used
     assert tracker.active_index(1.4) == 1
     assert tracker.check(1.89) is None
-    assert tracker.check(1.91) is mc.Outcome.DONE   # 1.5 + 0.1 tail + 0.3 frozen
+    assert tracker.check(1.91) is client.Outcome.DONE   # 1.5 + 0.1 tail + 0.3 frozen
 
 
 def test_batch_tracker_times_out_when_stuck_transitioning() -> None:
-    tracker = mc.BatchTracker([100], sent_at=0.0, timeout=2.0)
+    tracker = play_cmd.BatchTracker([100], sent_at=0.0, timeout=2.0)
     resp = robot_control_response_lcmt()
     resp.switch_status = 1
     tracker.feed(resp, 0.0)
     assert tracker.check(1.9) is None
-    assert tracker.check(2.1) is mc.Outcome.TIMEOUT
+    assert tracker.check(2.1) is client.Outcome.TIMEOUT
 
 
 # --------------------------------------------------------------------------- play
 
 def play(bus: FakeBus, steps: list, timeout: float = 15.0) -> tuple[int, str]:
     out = io.StringIO()
-    player = mc.Player(make_link(bus), steps, timeout=timeout, names=NAMES, out=out, rng=FixedRandom(42))
+    player = play_cmd.Player(make_link(bus), steps, timeout=timeout, names=NAMES, out=out, rng=FixedRandom(42))
     return player.run(), out.getvalue()
 
 
@@ -440,7 +442,7 @@ def test_play_example_sequence() -> None:
     clock = FakeClock()
     bus = FakeController(clock, last_life_count=10)
     code, out = play(bus, load_sequence(EXAMPLE))
-    assert code == mc.EXIT_OK, out
+    assert code == client.EXIT_OK, out
     sent = [(t, m.life_count, m.mode, m.gait_id, m.duration) for t, m in bus.accepted]
     assert [s[1:] for s in sent] == [(11, 12, 0, 0), (12, 21, 0, 1000), (13, 21, 0, 1000),
                                      (14, 21, 5, 1500), (15, 7, 1, 0)]
@@ -464,7 +466,7 @@ def test_play_example_sequence() -> None:
 def test_play_stops_at_a_refused_step() -> None:
     bus = FakeController(FakeClock(), refuse=frozenset({21}))
     code, out = play(bus, load_sequence(EXAMPLE))
-    assert code == mc.EXIT_REFUSED
+    assert code == client.EXIT_REFUSED
     assert [m.mode for _, m in bus.accepted] == [12, 21, 21, 21]   # step 5 never sent
     assert "stopped at step 2/5: refused: RECOVERY_STAND (12) does not switch to POSE_CTRL (21)" in out
 
@@ -472,14 +474,14 @@ def test_play_stops_at_a_refused_step() -> None:
 def test_play_times_out_on_a_continuous_step() -> None:
     bus = FakeController(FakeClock(), settle_s=1e9)  # never reaches 95 %
     code, out = play(bus, load_sequence(EXAMPLE), timeout=2.0)
-    assert code == mc.EXIT_TIMEOUT
+    assert code == client.EXIT_TIMEOUT
     assert "stopped at step 1/5: timeout" in out
 
 
 def test_play_interrupted_exits_130() -> None:
     bus = FakeController(FakeClock(interrupt_at=2.0))
     code, out = play(bus, load_sequence(EXAMPLE))
-    assert code == mc.EXIT_INTERRUPTED
+    assert code == client.EXIT_INTERRUPTED
     assert "interrupted at step 3/5" in out
 
 
@@ -504,7 +506,7 @@ def test_render_status_shows_every_figure() -> None:
     resp.motor_error = [0] * 12
     resp.motor_error[3] = 0x1 | (2 << 30)     # offline, in motor mode
     resp.motor_error[5] = -(2**31)            # mode bits only: not a fault
-    text = mc.render_status(status, resp, NAMES)
+    text = watch_cmd.render_status(status, resp, NAMES)
     for part in ["tick 1234", "POSE_CTRL (21)   gait 0", "[##########----------]  50 %",
                  "TRANSITIONING (1)", "3 blocks, 420 ms left", "p50 12 us", "p99 85 us", "max 310 us",
                  "loop p99 140 us", "overruns 6", "accepted 5", "heartbeats 96", "packets rejected 2",
@@ -515,18 +517,18 @@ def test_render_status_shows_every_figure() -> None:
 
 
 def test_render_status_without_status_falls_back_to_the_response() -> None:
-    text = mc.render_status(None, make_response(12, 0, 100), NAMES)
+    text = watch_cmd.render_status(None, make_response(12, 0, 100), NAMES)
     assert "no controller_status" in text
     assert "RECOVERY_STAND (12)" in text and "[####################] 100 %" in text
     assert "motors ok" in text
-    assert "waiting" in mc.render_status(None, None)
+    assert "waiting" in watch_cmd.render_status(None, None)
 
 
 @pytest.mark.parametrize("percent, bar", [(0, "[" + "-" * 20 + "]"), (100, "[" + "#" * 20 + "]"),
                                           (-5, "[" + "-" * 20 + "]"), (127, "[" + "#" * 20 + "]"),
                                           (25, "[#####" + "-" * 15 + "]")])
 def test_progress_bar(percent: int, bar: str) -> None:
-    assert mc.progress_bar(percent) == bar
+    assert watch_cmd.progress_bar(percent) == bar
 
 
 def test_watch_once_prints_a_snapshot() -> None:
@@ -534,14 +536,14 @@ def test_watch_once_prints_a_snapshot() -> None:
     bus = FakeBus(clock, [(0.4, STATUS, status_bytes(mode=12, mode_name="RECOVERY_STAND", progress=80)),
                           (0.42, RESPONSE, response_bytes(12, 0, 80))])
     out = io.StringIO()
-    assert mc.watch_once(make_link(bus), out, NAMES) == mc.EXIT_OK
+    assert watch_cmd.watch_once(make_link(bus), out, NAMES) == client.EXIT_OK
     assert "RECOVERY_STAND (12)" in out.getvalue() and "response  RECOVERY_STAND (12)" in out.getvalue()
     assert clock.now < 0.5
 
 
 def test_watch_once_without_status_exits_3() -> None:
     clock = FakeClock()
-    assert mc.watch_once(make_link(FakeBus(clock)), io.StringIO(), NAMES) == mc.EXIT_TIMEOUT
+    assert watch_cmd.watch_once(make_link(FakeBus(clock)), io.StringIO(), NAMES) == client.EXIT_TIMEOUT
     assert clock.now == pytest.approx(2.0, abs=0.011)
 
 
@@ -550,7 +552,7 @@ def test_watch_plain_output_is_one_line_per_status() -> None:
     bus = FakeBus(clock, [(t, STATUS, status_bytes(tick=round(t * 500), mode=7, mode_name="PURE_DAMPER"))
                           for t in (0.1, 0.2, 0.3)])
     out = io.StringIO()
-    assert mc.watch_live(make_link(bus), out, NAMES, tty=False) == mc.EXIT_OK
+    assert watch_cmd.watch_live(make_link(bus), out, NAMES, tty=False) == client.EXIT_OK
     lines = out.getvalue().splitlines()
     assert len(lines) == 3 and lines[0].startswith("tick 50 PURE_DAMPER (7)")
 
@@ -561,7 +563,7 @@ def test_send_options_become_fields() -> None:
     args = mc.build_parser().parse_args(
         ["send", "--mode", "21", "--contact", "0x0E", "--vel", "-0.1", "0", "0.5", "--foot-pose", "0.05",
          "--step-height", "0.05", "0.05", "--duration", "1000", "--wait"])
-    fields = mc.fields_from_args(args)
+    fields = send_cmd.fields_from_args(args)
     assert fields == {"mode": 21, "contact": 14, "vel_des": [-0.1, 0.0, 0.5],
                       "foot_pose": [0.05, 0.0, 0.0, 0.0, 0.0, 0.0], "step_height": [0.05, 0.05],
                       "duration": 1000}
@@ -583,7 +585,7 @@ def test_send_options_become_fields() -> None:
 ])
 def test_usage_errors_exit_1_with_a_clear_message(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                   message: str) -> None:
-    assert mc.main(argv) == mc.EXIT_USAGE
+    assert mc.main(argv) == client.EXIT_USAGE
     assert message in capsys.readouterr().err
 
 
@@ -593,20 +595,20 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bad_config_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert mc.main(["--config", str(tmp_path / "missing.yaml"), "watch", "--once"]) == mc.EXIT_USAGE
+    assert mc.main(["--config", str(tmp_path / "missing.yaml"), "watch", "--once"]) == client.EXIT_USAGE
     assert "missing.yaml: cannot read" in capsys.readouterr().err
 
 
 def test_bad_sequence_exits_1_before_sending(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "[[step]]\nmode = 12\n[[step]]\nmode = 21\nrpy_des = [0, 0]\n")
-    assert mc.main(["play", str(path)]) == mc.EXIT_USAGE
+    assert mc.main(["play", str(path)]) == client.EXIT_USAGE
     assert f"{path}: step 2: rpy_des: expected an array of 3 numbers" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- goal
 
-EVENT = mc.EVENT_CHANNEL
-ODOMETRY = mc.ODOMETRY_CHANNEL
+EVENT = client.EVENT_CHANNEL
+ODOMETRY = client.ODOMETRY_CHANNEL
 
 
 def event_bytes(kind: int, goal_id: int, reason: int = 0, goal_kind: int = 1, text: str = "",
@@ -632,7 +634,7 @@ class FakeGoalDaemon:
         self.subscribed.append((port_name, channel))
 
     def publish(self, port_name: str, channel: str, data: bytes) -> None:
-        assert (port_name, channel) == ("command", mc.GOAL_CHANNEL)
+        assert (port_name, channel) == ("command", client.GOAL_CHANNEL)
         msg = motion_goal_t.decode(data)
         now = self.clock.now
         self.goals.append((now, msg))
@@ -654,14 +656,14 @@ class FakeGoalDaemon:
 
 
 def parse_goal(argv: list[str]) -> motion_goal_t:
-    return mc.goal_from_args(mc.build_parser().parse_args(["goal", *argv]))
+    return goal_cmd.goal_from_args(mc.build_parser().parse_args(["goal", *argv]))
 
 
 def run_goal(daemon: FakeGoalDaemon, argv: list[str]) -> tuple[int, str]:
     args = mc.build_parser().parse_args(["goal", *argv])
     out = io.StringIO()
-    link = mc.Link(daemon, CFG.lcm, daemon.clock, ("event",))
-    code = mc.send_goal(link, mc.goal_from_args(args), wait=getattr(args, "wait", True), out=out,
+    link = client.Link(daemon, CFG.lcm, daemon.clock, ("event",))
+    code = goal_cmd.send_goal(link, goal_cmd.goal_from_args(args), wait=getattr(args, "wait", True), out=out,
                         rng=FixedRandom(77), goal_id=args.id)
     return code, out.getvalue()
 
@@ -704,7 +706,7 @@ def test_goal_arguments_become_a_motion_goal(argv: list[str], expected: dict[str
 ])
 def test_goal_usage_errors_exit_1_before_sending(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                  message: str) -> None:
-    assert mc.main(argv) == mc.EXIT_USAGE
+    assert mc.main(argv) == client.EXIT_USAGE
     assert message in capsys.readouterr().err
 
 
@@ -722,7 +724,7 @@ def test_goal_move_waits_for_reached() -> None:
     clock = FakeClock()
     daemon = FakeGoalDaemon(clock, run_s=2.5)
     code, out = run_goal(daemon, ["move", "0.5", "--id", "7"])
-    assert code == mc.EXIT_OK
+    assert code == client.EXIT_OK
     assert clock.now == pytest.approx(2.5, abs=0.011)
     (t, sent), = daemon.goals
     assert (t, sent.goal_id, sent.kind, sent.distance) == (0.0, 7, GoalKind.MOVE_DISTANCE, 0.5)
@@ -735,11 +737,11 @@ def test_goal_move_waits_for_reached() -> None:
 
 
 @pytest.mark.parametrize("reason, code, word", [
-    (Reason.TIMEOUT, mc.EXIT_TIMEOUT, "timeout: GOAL_DONE TIMEOUT"),
-    (Reason.PREEMPTED, mc.EXIT_PREEMPTED, "ended: GOAL_DONE PREEMPTED"),
-    (Reason.CANCELLED, mc.EXIT_PREEMPTED, "ended: GOAL_DONE CANCELLED"),
-    (Reason.REFUSED, mc.EXIT_REFUSED, "refused: GOAL_DONE REFUSED"),
-    (99, mc.EXIT_PREEMPTED, "ended: GOAL_DONE UNKNOWN_99"),
+    (Reason.TIMEOUT, client.EXIT_TIMEOUT, "timeout: GOAL_DONE TIMEOUT"),
+    (Reason.PREEMPTED, client.EXIT_PREEMPTED, "ended: GOAL_DONE PREEMPTED"),
+    (Reason.CANCELLED, client.EXIT_PREEMPTED, "ended: GOAL_DONE CANCELLED"),
+    (Reason.REFUSED, client.EXIT_REFUSED, "refused: GOAL_DONE REFUSED"),
+    (99, client.EXIT_PREEMPTED, "ended: GOAL_DONE UNKNOWN_99"),
 ])
 def test_goal_move_exit_code_follows_the_reason(reason: int, code: int, word: str) -> None:
     result, out = run_goal(FakeGoalDaemon(FakeClock(), reason=reason), ["cont", "0.1", "0", "--timeout", "1"])
@@ -749,7 +751,7 @@ def test_goal_move_exit_code_follows_the_reason(reason: int, code: int, word: st
 
 def test_goal_refused_at_once_exits_2() -> None:
     code, out = run_goal(FakeGoalDaemon(FakeClock(), refuse="distance is not finite"), ["move", "1"])
-    assert code == mc.EXIT_REFUSED
+    assert code == client.EXIT_REFUSED
     assert out.splitlines()[-1] == ("refused: GOAL_DONE REFUSED goal 77 (MOVE_DISTANCE) at x 0.000 y 0.000 "
                                     "yaw 0.000: distance is not finite")
 
@@ -757,16 +759,16 @@ def test_goal_refused_at_once_exits_2() -> None:
 def test_goal_without_answer_times_out_after_a_second() -> None:
     clock = FakeClock()
     code, out = run_goal(FakeGoalDaemon(clock, silent=True), ["odom", "0", "0", "0"])
-    assert code == mc.EXIT_TIMEOUT
-    assert clock.now == pytest.approx(mc.GOAL_ACK_S, abs=0.011)
+    assert code == client.EXIT_TIMEOUT
+    assert clock.now == pytest.approx(goal_cmd.GOAL_ACK_S, abs=0.011)
     assert "no answer to goal 77 within 1 s (is motiond running, with motion goals?)" in out
 
 
 def test_goal_move_without_done_times_out_after_its_timeout_and_a_margin() -> None:
     clock = FakeClock()
     code, out = run_goal(FakeGoalDaemon(clock, run_s=100.0), ["move", "1", "--timeout", "3"])
-    assert code == mc.EXIT_TIMEOUT
-    assert clock.now == pytest.approx(3.0 + mc.GOAL_DONE_MARGIN_S, abs=0.02)
+    assert code == client.EXIT_TIMEOUT
+    assert clock.now == pytest.approx(3.0 + goal_cmd.GOAL_DONE_MARGIN_S, abs=0.02)
     assert "goal 77 not done within 5 s of its acceptance" in out
 
 
@@ -774,7 +776,7 @@ def test_goal_settings_are_done_when_accepted() -> None:
     clock = FakeClock()
     for argv in (["profile", "1", "0.5", "1"], ["stop"], ["area", "0", "0", "1", "1"], ["battery", "--off"]):
         code, out = run_goal(FakeGoalDaemon(clock), argv)
-        assert code == mc.EXIT_OK, out
+        assert code == client.EXIT_OK, out
         assert out.splitlines()[-1].startswith("done: ACCEPTED goal 77")
     assert clock.now < 0.1
 
@@ -782,7 +784,7 @@ def test_goal_settings_are_done_when_accepted() -> None:
 def test_goal_move_no_wait_returns_once_accepted() -> None:
     clock = FakeClock()
     code, _ = run_goal(FakeGoalDaemon(clock, run_s=5.0), ["move", "1", "--no-wait"])
-    assert code == mc.EXIT_OK and clock.now < 0.1
+    assert code == client.EXIT_OK and clock.now < 0.1
 
 
 def test_goal_ignores_other_goals_events() -> None:
@@ -790,23 +792,23 @@ def test_goal_ignores_other_goals_events() -> None:
     extra = [(0.5, EVENT, event_bytes(EventKind.GOAL_DONE, 5, Reason.REFUSED)),
              (0.6, EVENT, event_bytes(EventKind.AREA_LEFT, 78, 0, GoalKind.AREA))]
     code, _ = run_goal(FakeGoalDaemon(clock, run_s=1.0, extra=extra), ["move", "1"])
-    assert code == mc.EXIT_OK and clock.now == pytest.approx(1.0, abs=0.011)
+    assert code == client.EXIT_OK and clock.now == pytest.approx(1.0, abs=0.011)
 
 
 def test_goal_move_interrupted_sends_stop() -> None:
     daemon = FakeGoalDaemon(FakeClock(interrupt_at=0.5), run_s=5.0)
     code, out = run_goal(daemon, ["move", "1"])
-    assert code == mc.EXIT_INTERRUPTED
+    assert code == client.EXIT_INTERRUPTED
     assert [m.kind for _, m in daemon.goals] == [GoalKind.MOVE_DISTANCE, GoalKind.STOP]
     assert "interrupted: sent STOP goal" in out
 
 
 def test_goal_tracker_needs_the_goal_id() -> None:
-    tracker = mc.GoalTracker(3, is_move=True, sent_at=0.0, run_wait=2.0)
+    tracker = goal_cmd.GoalTracker(3, is_move=True, sent_at=0.0, run_wait=2.0)
     other = motion_event_t.decode(event_bytes(EventKind.ACCEPTED, 4))
     assert tracker.feed(other, 0.1) is None and tracker.accepted_at is None
     assert tracker.feed(motion_event_t.decode(event_bytes(EventKind.ACCEPTED, 3)), 0.2) is None
-    assert tracker.check(2.19) is None and tracker.check(2.2) is mc.Outcome.TIMEOUT
+    assert tracker.check(2.19) is None and tracker.check(2.2) is client.Outcome.TIMEOUT
 
 
 class MemqLcm(LcmConfig):
@@ -844,15 +846,15 @@ class RobotClock(FakeClock):
 
 
 def test_goal_move_over_memq_lcm_with_the_real_executor() -> None:
-    lcm_cfg = MemqLcm(**{f.name: getattr(CFG.lcm, f.name) for f in dataclasses.fields(CFG.lcm)})
+    lcm_cfg = MemqLcm(**{f.name: getattr(CFG.lcm, f.name) for f in dataclasses.fields(CFG.lcm) if f.init})
     clock = RobotClock()
     bus = Bus(lcm_cfg)
     clock.bus = bus
-    bus._instance("command").subscribe(mc.GOAL_CHANNEL, clock.on_goal)
+    bus._instance("command").subscribe(client.GOAL_CHANNEL, clock.on_goal)
     out = io.StringIO()
-    link = mc.Link(bus, lcm_cfg, clock, ("event",))
-    msg = mc.goal_from_args(mc.build_parser().parse_args(["goal", "move", "0.3"]))
-    assert mc.send_goal(link, msg, wait=True, out=out, rng=FixedRandom(5), goal_id=None) == mc.EXIT_OK
+    link = client.Link(bus, lcm_cfg, clock, ("event",))
+    msg = goal_cmd.goal_from_args(mc.build_parser().parse_args(["goal", "move", "0.3"]))
+    assert goal_cmd.send_goal(link, msg, wait=True, out=out, rng=FixedRandom(5), goal_id=None) == client.EXIT_OK
     assert clock.odom.x == pytest.approx(0.3, abs=0.005)
     assert 1.2 < clock.now < 2.0     # 0.6 s ramp, 0.6 s braking, 0.6 s at 0.3 m/s less overlap
     assert out.getvalue().splitlines()[-1].startswith("done: GOAL_DONE REACHED goal 5 (MOVE_DISTANCE) at x 0.29")
@@ -870,11 +872,11 @@ def odometry_msg(x: float, y: float, yaw: float, vx: float) -> localization_lcmt
 def test_render_status_shows_odometry_and_events() -> None:
     events = [motion_event_t.decode(event_bytes(EventKind.AREA_ENTERED, 5, 0, GoalKind.AREA, "entered area")),
               motion_event_t.decode(event_bytes(EventKind.BATTERY_LOW, 6, 0, GoalKind.BATTERY_LOW, value=21.5))]
-    text = mc.render_status(make_status(mode=11), None, NAMES, odometry_msg(1.25, -0.5, 0.75, 0.3), events)
+    text = watch_cmd.render_status(make_status(mode=11), None, NAMES, odometry_msg(1.25, -0.5, 0.75, 0.3), events)
     assert "odometry  x 1.250 m  y -0.500 m  yaw 0.750 rad  vx 0.30 m/s" in text
     assert "event     AREA_ENTERED goal 5 (AREA) at x 0.000 y 0.000 yaw 0.000: entered area" in text
     assert "event     BATTERY_LOW 21.50 V goal 6 (BATTERY_LOW)" in text
-    assert "odometry  none received" in mc.render_status(make_status(), None, NAMES)
+    assert "odometry  none received" in watch_cmd.render_status(make_status(), None, NAMES)
 
 
 def test_watch_plain_output_has_odometry_and_one_line_per_event() -> None:
@@ -884,9 +886,9 @@ def test_watch_plain_output_has_odometry_and_one_line_per_event() -> None:
               (0.2, EVENT, event_bytes(EventKind.GOAL_DONE, 9, Reason.REACHED, text="reached: 1.000 m"))]
     bus = FakeBus(clock, script)
     out = io.StringIO()
-    link = mc.Link(bus, CFG.lcm, clock, mc.WATCH_FEEDS)
+    link = client.Link(bus, CFG.lcm, clock, watch_cmd.WATCH_FEEDS)
     assert ("joint", ODOMETRY) in bus.subscribed and ("command", EVENT) in bus.subscribed
-    assert mc.watch_live(link, out, NAMES, tty=False) == mc.EXIT_OK
+    assert watch_cmd.watch_live(link, out, NAMES, tty=False) == client.EXIT_OK
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[0].endswith("odom x 2.000 m  y 1.000 m  yaw -0.500 rad  vx 0.25 m/s")
@@ -894,7 +896,7 @@ def test_watch_plain_output_has_odometry_and_one_line_per_event() -> None:
 
 
 def test_watch_screen_keeps_the_last_five_events() -> None:
-    state = mc.WatchState()
+    state = watch_cmd.WatchState()
     for i in range(8):
         state.update(motion_event_t.decode(event_bytes(EventKind.ACCEPTED, i)))
     assert [e.goal_id for e in state.events] == [3, 4, 5, 6, 7]

@@ -37,7 +37,7 @@ HEADLESS = "-Djava.awt.headless=true -Xmx128m -Xms64m"
 
 def lcm_structs(lcm_dir: Path, pattern: str = "*.lcm") -> set[str]:
     """`package.struct` for every struct in the .lcm files, comments ignored."""
-    names = set()
+    names: set[str] = set()
     for path in sorted(lcm_dir.glob(pattern)):
         text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", path.read_text(), flags=re.DOTALL)
         package = re.search(r"\bpackage\s+([\w.]+)\s*;", text)
@@ -173,6 +173,13 @@ def test_spy_rejects_an_unknown_port(capsys):
     assert "unknown port 'nosuch'" in err and "response 7670" in err
 
 
+def lcm_url(line: str) -> str:
+    """The --lcm-url argument of a printed lcm-spy command line."""
+    found = re.search(r"--lcm-url '([^']+)'", line)
+    assert found is not None, line
+    return found.group(1)
+
+
 @needs_jdk
 def test_spy_dry_run_starts_one_lcm_spy_per_port(capsys):
     cfg = load_config()
@@ -181,7 +188,7 @@ def test_spy_dry_run_starts_one_lcm_spy_per_port(capsys):
     assert lines[0] == f"CLASSPATH={lcmjava.TYPES_JAR}"
     assert jar_classes(lcmjava.TYPES_JAR) == STRUCTS
     spy = str(lcmjava.lcm_tool("lcm-spy"))
-    urls = [re.search(r"--lcm-url '([^']+)'", line).group(1) for line in lines[1:]]
+    urls = [lcm_url(line) for line in lines[1:]]
     assert all(line.startswith(spy + " ") for line in lines[1:])
     assert urls == [cfg.lcm.url(port) for port in cfg.lcm.ports]
 

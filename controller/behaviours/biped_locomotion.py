@@ -7,7 +7,7 @@ clamps to its velocity window and rate-limits step by step; any other id is
 refused with BAN_TRANS, as the quadruped refuses a gait it has no definition
 for. Arms and head hold their stand pose; every joint uses the `walk` gains.
 
-Entry: the walk starts at rest in the stand pose (config.py checks that the
+Entry: the walk starts at rest in the stand pose (robot/config/walk.py checks that the
 walk's rest pose is the stand pose). Entered from another pose (a 21 height
 or body pose), the joints first move there in joint space; the walk waits.
 
@@ -53,7 +53,7 @@ class BipedLocomotion(Behaviour):
         assert walk is not None
         self.walk_gaits = walk.walk_gaits
         self.walk = QuinticWalk(walk.params, robot.kin)
-        self.rest = robot.stand_pose()   # = the walk's rest pose (checked by config.py)
+        self.rest = robot.stand_pose()   # = the walk's rest pose (checked by robot/config/walk.py)
         self.q_prev = self.rest.copy()
         self.frame: WalkFrame | None = None
         self.gait_id = STAND

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.motion.mof import load_net
 from controller.motion.motions import MotionLibrary
 from controller.motion.scripts import load_directory
 from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
@@ -91,15 +92,15 @@ def summary(cfg: Config) -> str:
 def refused_at_start(cfg: Config) -> list[str]:
     """What the daemon would log and refuse at start while still running:
     motion ids whose file does not load, bad scripts, bad .mof files."""
-    warnings = []
+    warnings: list[str] = []
     if cfg.motions is not None:
         library = MotionLibrary(cfg.motions.directory, cfg.motions.files, 1000.0 / cfg.tick_hz)
-        for motion_id, error in sorted(library.errors.items()):
-            warnings.append(f"motions.ids.{motion_id}: {error} (mode 62 refuses this id)")
+        for motion_id, problem in sorted(library.errors.items()):
+            warnings.append(f"motions.ids.{motion_id}: {problem} (mode 62 refuses this id)")
     for directory in cfg.scripts.directories if cfg.scripts is not None else ():
         _, errors = load_directory(directory, cfg)
         warnings += [f"{error} (script refused)" for error in errors]
-    for error in cfg.mof.errors if cfg.mof is not None else ():
+    for error in load_net(cfg.mof)[1] if cfg.mof is not None else ():
         warnings.append(f"{error} (left out of the .mof net)")
     return warnings
 

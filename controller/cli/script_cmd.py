@@ -13,19 +13,34 @@ import sys
 import time
 from typing import Any, TextIO
 
+from controller.cli.client import (
+    EXIT_CODES_HELP,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PREEMPTED,
+    EXIT_REFUSED,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    STATUS_LISTEN_S,
+    Formatter,
+    Link,
+    describe_script_event,
+    open_link,
+)
 from controller.core.goals import EventKind, Reason
-from controller.msgs import motion_event_t, script_request_t
+from controller.msgs import controller_status_t, motion_event_t, script_request_t
+from controller.robot.config import Config
 
 PLAY, CANCEL = 0, 1
 ANSWER_WAIT_S = 2.0      # a request is answered (started or refused) within this when due
 DONE_MARGIN_S = 2.0
-EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_PREEMPTED, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 _DONE_EXIT = {Reason.FINISHED: EXIT_OK, Reason.REFUSED: EXIT_REFUSED,
               Reason.PREEMPTED: EXIT_PREEMPTED, Reason.CANCELLED: EXIT_PREEMPTED}
 
 
-def add_parser(sub: Any, formatter: Any, epilog: str) -> None:
-    p = sub.add_parser(
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `script` to an argparse subparsers object; its func is `run`."""
+    p: argparse.ArgumentParser = sub.add_parser(
         "script", help="play keyframe scripts by name (motiond's script_request)",
         description="Ask motiond to play one or more keyframe scripts back to back, by the "
                     "names of files in the robot's script directories (config scripts."
@@ -33,7 +48,7 @@ def add_parser(sub: Any, formatter: Any, epilog: str) -> None:
                     "beside the current mode; one that needs limbs the mode drives must "
                     "outrank its command source and plays in the script mode. Waits for "
                     "SCRIPT_DONE and prints it. See docs/SCRIPTS.md.",
-        epilog=epilog, formatter_class=formatter)
+        epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("names", nargs="*", metavar="NAME", help="script names, played in order")
     timing = p.add_mutually_exclusive_group()
     timing.add_argument("--speed", type=float, default=0.0, metavar="F",
@@ -53,6 +68,33 @@ def add_parser(sub: Any, formatter: Any, epilog: str) -> None:
     p.add_argument("--no-wait", action="store_true", help="exit once the script has started")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S",
                    help="seconds to wait for SCRIPT_DONE (default %(default)g)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    """`motionctl script`: the exit code."""
+    link = open_link(cfg, ("event", "status"))
+    utime = 0
+    if args.start_in > 0:
+        status = first_status(link)
+        utime = int(status.utime) if status is not None else 0
+    try:
+        return send_request(args, link, utime)
+    except ValueError as exc:
+        print(f"motionctl: script: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def first_status(link: Link, listen_s: float = STATUS_LISTEN_S) -> controller_status_t | None:
+    """The first controller_status heard within `listen_s`, or None."""
+    deadline = link.now() + listen_s
+    while link.now() < deadline:
+        for msg in link.poll():
+            if isinstance(msg, controller_status_t):
+                return msg
+        link.sleep()
+    return None
 
 
 def build_request(args: argparse.Namespace, rng: random.Random, daemon_utime: int = 0
@@ -82,17 +124,7 @@ def build_request(args: argparse.Namespace, rng: random.Random, daemon_utime: in
     return msg
 
 
-def describe(event: motion_event_t) -> str:
-    if event.kind == EventKind.SCRIPT_STARTED:
-        return f"started request {event.goal_id}: {event.text} ({event.value:.2f} s)"
-    try:
-        reason = Reason(event.reason).name
-    except ValueError:
-        reason = f"reason {event.reason}"
-    return f"{reason} request {event.goal_id}: {event.text}"
-
-
-def follow(link: Any, msg: script_request_t, wait: bool, timeout: float, out: TextIO) -> int:
+def follow(link: Link, msg: script_request_t, wait: bool, timeout: float, out: TextIO) -> int:
     """Wait for the answers about `msg` and return the exit code."""
     started = False
     # A request scheduled ahead is answered when its time comes (at most 60 s).
@@ -103,12 +135,12 @@ def follow(link: Any, msg: script_request_t, wait: bool, timeout: float, out: Te
                 continue
             if ev.kind == EventKind.SCRIPT_STARTED:
                 started = True
-                print(describe(ev), file=out, flush=True)
+                print(describe_script_event(ev), file=out, flush=True)
                 if not wait:
                     return EXIT_OK
                 deadline = link.now() + max(ev.value, 0.0) + timeout + DONE_MARGIN_S
             elif ev.kind == EventKind.SCRIPT_DONE:
-                print(describe(ev), file=out, flush=True)
+                print(describe_script_event(ev), file=out, flush=True)
                 return _DONE_EXIT.get(ev.reason, EXIT_REFUSED)   # IntEnum keys match ints
         if link.now() >= deadline:
             what = "SCRIPT_DONE" if started else "an answer"
@@ -117,8 +149,9 @@ def follow(link: Any, msg: script_request_t, wait: bool, timeout: float, out: Te
         link.sleep()
 
 
-def run(args: argparse.Namespace, link: Any, daemon_utime: int, out: TextIO = sys.stdout,
-        rng: random.Random | None = None) -> int:
+def send_request(args: argparse.Namespace, link: Link, daemon_utime: int, out: TextIO = sys.stdout,
+                 rng: random.Random | None = None) -> int:
+    """Send the request the arguments describe and follow its answers; ValueError on a usage error."""
     msg = build_request(args, rng or random.Random(), daemon_utime)
     link.poll()                      # drop events that predate this request
     link.bus.publish("command", link.script_channel, msg.encode())

@@ -169,7 +169,7 @@ class Controller:
         if self.motions is not None:
             for motion_id, error in sorted(self.motions.errors.items()):
                 self.log.error("motion_refused", motion=motion_id, reason=error)
-        for err in cfg.mof.errors if cfg.mof else ():
+        for err in self.director.mof_errors:
             self.log.error("mof_refused", file=err.source, line=err.line, reason=err.reason)
         self.now_ns = 0
         # Until a command arrives the controller resolves to OFF (SPEC §2.5); the

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from controller.core.goals import Event, EventKind, Reason
+from controller.motion.mof import MofError, MotionNet, load_net
 from controller.motion.playback import MofPlayback, Playback, ScriptPlayback
 from controller.motion.script_library import ScriptLibrary
 from controller.motion.scripts import ScriptError
@@ -89,6 +90,12 @@ class Director:
         self.cfg = cfg
         self.kernel = kernel
         self.library = ScriptLibrary(cfg)
+        # The robot's .mof net, parsed and linked once; bad files are left
+        # out and kept in mof_errors (the controller logs them).
+        self.mof_net: MotionNet | None = None
+        self.mof_errors: tuple[MofError, ...] = ()
+        if cfg.mof is not None:
+            self.mof_net, self.mof_errors = load_net(cfg.mof)
         self.joint_index = {n: i for i, n in enumerate(cfg.joint_names)}
         self.all_limbs = frozenset(cfg.limbs)
         # Overlays play into this kernel; their joints are copied into the
@@ -153,13 +160,13 @@ class Director:
         """A keyframe-script chain, or a motion of the robot's .mof net when
         one name is no script but a net motion (it plays alone, as written)."""
         names = list(msg.names)
-        mof = self.cfg.mof
-        if mof is not None and len(names) == 1 and names[0] in mof.net.motions \
+        net = self.mof_net
+        if net is not None and len(names) == 1 and names[0] in net.motions \
                 and not self.library.has(names[0]):
             if msg.mirror or msg.total_ms or (msg.speed and msg.speed != 1.0):
                 raise ValueError(f".mof motion {names[0]!r} plays as written: no mirror, "
                                  "total_ms or speed")
-            return MofPlayback(mof.net, names[0], self.cfg.dt)
+            return MofPlayback(net, names[0], self.cfg.dt)
         script = self.library.build(names, bool(msg.mirror), float(msg.total_ms),
                                     float(msg.speed))
         return ScriptPlayback(script, self.joint_index, self.cfg.dt)

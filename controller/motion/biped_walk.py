@@ -31,107 +31,27 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
-import yaml
 
 from controller.robot.angles import wrap_angle
+
+# The walk file's parameters are part of the robot config; importable from here too.
+from controller.robot.config.walk import AXES as AXES
+from controller.robot.config.walk import Vec3, WalkParams
+from controller.robot.config.walk import load_walk_params as load_walk_params
 from controller.robot.humanoid_kinematics import (
     FootPose,
-    HumanoidConfigError,
     HumanoidLegKinematics,
 )
 
 LEFT, RIGHT = 1, -1           # also the side's sign along y
 SIDE_NAME = {LEFT: "left", RIGHT: "right"}
-AXES = ("x", "y", "yaw")
 MOVING_EPS = 1e-6             # a command component below this counts as zero
 
-Vec3 = tuple[float, float, float]
 Knot = tuple[float, float, float, float]  # t, position, velocity, acceleration
-
-
-# ---------------------------------------------------------------- parameters
-
-@dataclass(frozen=True)
-class WalkParams:
-    step_frequency: float        # single steps per second (a gait cycle is two steps)
-    double_support_ratio: float  # share of each step with both feet down
-    foot_rise: float             # swing foot apex above the ground (m)
-    foot_distance: float         # nominal lateral distance between the feet (m)
-    trunk_height: float          # torso origin above the ground (m)
-    trunk_pitch: float           # forward lean while walking (rad, + = forward)
-    trunk_swing: float           # sideways sway of the trunk toward the support foot (m)
-    velocity_min: Vec3           # window per axis: vx (m/s), vy (m/s), yaw rate (rad/s)
-    velocity_max: Vec3
-    acceleration_max: Vec3       # per axis, applied once per step (m/s^2, rad/s^2)
-
-    @property
-    def step_duration(self) -> float:
-        return 1.0 / self.step_frequency
-
-    @classmethod
-    def from_mapping(cls, data: Any, where: str = "walk") -> WalkParams:
-        """Build from a walk file's mapping; a HumanoidConfigError names the
-        key and the reason."""
-        if not isinstance(data, Mapping):
-            raise HumanoidConfigError(f"{where}: expected a mapping at the top level")
-
-        def number(value: Any, key: str, lo: float, hi: float) -> float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or not lo <= value <= hi:
-                raise HumanoidConfigError(f"{where}: {key}: expected a number in [{lo}, {hi}], "
-                                 f"got {value!r}")
-            return float(value)
-
-        def section(key: str) -> Mapping[str, Any]:
-            value = data.get(key)
-            if not isinstance(value, Mapping):
-                raise HumanoidConfigError(f"{where}: {key}: expected a mapping with keys {AXES}")
-            return value
-
-        vel, acc = section("velocity_limits"), section("acceleration_limits")
-        lo, hi, amax = [], [], []
-        for axis in AXES:
-            window = vel.get(axis)
-            if not isinstance(window, list) or len(window) != 2:
-                raise HumanoidConfigError(f"{where}: velocity_limits.{axis}: expected [min, max], "
-                                 f"got {window!r}")
-            a = number(window[0], f"velocity_limits.{axis}[0]", -10.0, 0.0)
-            b = number(window[1], f"velocity_limits.{axis}[1]", 0.0, 10.0)
-            lo.append(a)
-            hi.append(b)
-            amax.append(number(acc.get(axis), f"acceleration_limits.{axis}", 1e-3, 100.0))
-        return cls(
-            step_frequency=number(data.get("step_frequency"), "step_frequency", 0.5, 10.0),
-            double_support_ratio=number(data.get("double_support_ratio"),
-                                        "double_support_ratio", 0.0, 0.8),
-            foot_rise=number(data.get("foot_rise"), "foot_rise", 0.001, 0.3),
-            foot_distance=number(data.get("foot_distance"), "foot_distance", 0.01, 1.0),
-            trunk_height=number(data.get("trunk_height"), "trunk_height", 0.05, 3.0),
-            trunk_pitch=number(data.get("trunk_pitch"), "trunk_pitch", -0.5, 0.5),
-            trunk_swing=number(data.get("trunk_swing"), "trunk_swing", 0.0, 0.2),
-            velocity_min=(lo[0], lo[1], lo[2]),
-            velocity_max=(hi[0], hi[1], hi[2]),
-            acceleration_max=(amax[0], amax[1], amax[2]),
-        )
-
-
-def load_walk_params(path: str | Path) -> WalkParams:
-    """Read and validate a walk file (gaits/humanoid/*.yaml); a
-    HumanoidConfigError names the file, the key and the reason."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise HumanoidConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise HumanoidConfigError(f"{path}: not valid YAML: {exc}") from exc
-    return WalkParams.from_mapping(data, str(path))
 
 
 # ------------------------------------------------------------------- splines

@@ -52,21 +52,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
+
+# The robot binding (columns, header, the error type) is part of the robot
+# config; the names stay importable from here, where the format lives.
+from controller.robot.config import ConfigError, MofConfig, load_config
+from controller.robot.config.mof import MOF_HEADER as MOF_HEADER
+from controller.robot.config.mof import MofColumns, MofError
+from controller.robot.config.mof import mof_columns as mof_columns
 
 if TYPE_CHECKING:
     from controller.robot.native import Kernel
-
-# The column header of B-Human's .mof files (HP head pan = yaw, HT head tilt
-# = pitch), in file order.
-MOF_HEADER = ("HP", "HT", "AL0", "AL1", "AL2", "AL3", "AR0", "AR1", "AR2", "AR3",
-              "LL0", "LL1", "LL2", "LL3", "LL4", "LL5", "LR0", "LR1", "LR2", "LR3", "LR4", "LR5")
 
 ALL_MOTIONS = "allMotions"   # the condition that always holds
 EXTERN = "extern"            # the net's entry and exit
@@ -86,107 +87,12 @@ _NAME = re.compile(_IDENT)
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 
-class MofError(ValueError):
-    """A bad .mof file or binding; the message names the file, the line and the reason."""
-
-    def __init__(self, source: str, line: int | None, reason: str) -> None:
-        self.source = source
-        self.line = line
-        self.reason = reason
-        place = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{place}: {reason}")
-
-
 # -- the robot binding -----------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class MofColumns:
-    """How a robot reads .mof columns. Every array is per column, in file order;
-    angles and limits are in the joint's convention, in rad."""
-    names: tuple[str, ...]          # column names (header order)
-    joint_names: tuple[str, ...]    # the joint each column drives
-    joints: np.ndarray              # kernel (wire) index of that joint
-    sign: np.ndarray                # joint angle = sign * radians(.mof angle) + offset
-    offset: np.ndarray              # rad
-    q_min: np.ndarray
-    q_max: np.ndarray
-    v_max: np.ndarray               # rad/s
-    kp_full: np.ndarray             # gains at 100 % hardness
-    kd_full: np.ndarray
-    default_hardness: np.ndarray    # % used for `*` in a hardness line
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def to_joint(self, degrees: np.ndarray) -> np.ndarray:
-        """.mof degrees -> joint angles (rad); NaN stays NaN."""
-        return self.sign * np.radians(degrees) + self.offset
-
-
-def mof_columns(mapping: Any, joint_names: Sequence[str], q_min: ArrayLike, q_max: ArrayLike,
-                v_max: ArrayLike, kp_full: ArrayLike, kd_full: ArrayLike,
-                default_hardness: ArrayLike, source: str = "config") -> MofColumns:
-    """Bind a `mof_columns` mapping (column -> joint name, or {joint, sign,
-    offset (deg)}) to a robot's joints; per-joint arrays are in wire order."""
-    if not isinstance(mapping, Mapping) or not mapping:
-        raise MofError(source, None, "mof_columns: expected a mapping of .mof column -> joint")
-    index = {name: i for i, name in enumerate(joint_names)}
-    names: list[str] = []
-    joints: list[int] = []
-    signs: list[float] = []
-    offsets: list[float] = []
-    for column, entry in mapping.items():
-        where = f"mof_columns.{column}"
-        if isinstance(entry, str):
-            entry = {"joint": entry}
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("joint"), str):
-            raise MofError(source, None, f"{where}: expected a joint name or "
-                                         f"{{joint, sign, offset}}, got {entry!r}")
-        unknown = sorted(set(entry) - {"joint", "sign", "offset"})
-        if unknown:
-            raise MofError(source, None, f"{where}: unknown keys {unknown}")
-        joint = entry["joint"]
-        if joint not in index:
-            raise MofError(source, None, f"{where}: {joint!r} is not a joint of this robot")
-        if index[joint] in joints:
-            raise MofError(source, None, f"{where}: joint {joint!r} is already driven by "
-                                         f"column {names[joints.index(index[joint])]}")
-        sign = entry.get("sign", 1)
-        if isinstance(sign, bool) or sign not in (1, -1):
-            raise MofError(source, None, f"{where}.sign: expected 1 or -1, got {sign!r}")
-        offset = entry.get("offset", 0.0)
-        if isinstance(offset, bool) or not isinstance(offset, (int, float)) \
-                or not math.isfinite(offset):
-            raise MofError(source, None, f"{where}.offset: expected degrees, got {offset!r}")
-        names.append(str(column))
-        joints.append(index[joint])
-        signs.append(float(sign))
-        offsets.append(math.radians(offset))
-    idx = np.array(joints, dtype=np.intp)
-    hard = np.broadcast_to(np.asarray(default_hardness, dtype=float), (len(joint_names),))
-    if not ((hard >= 0.0) & (hard <= 100.0)).all():
-        raise MofError(source, None, "default hardness must lie in [0, 100] %")
-    return MofColumns(
-        names=tuple(names),
-        joint_names=tuple(joint_names[i] for i in joints),
-        joints=idx,
-        sign=np.array(signs),
-        offset=np.array(offsets),
-        q_min=np.asarray(q_min, dtype=float)[idx],
-        q_max=np.asarray(q_max, dtype=float)[idx],
-        v_max=np.asarray(v_max, dtype=float)[idx],
-        kp_full=np.asarray(kp_full, dtype=float)[idx],
-        kd_full=np.asarray(kd_full, dtype=float)[idx],
-        default_hardness=np.array(hard[idx]),
-    )
-
-
 def load_mof_columns(path: str | Path) -> MofColumns:
     """The .mof binding of a robot config (e.g. config/nao22.yaml): what
-    controller/robot/config.py's load_config reads into `cfg.mof.columns`. Raises
+    controller/robot/config's load_config reads into `cfg.mof.columns`. Raises
     MofError naming the config file when it does not load or has no
     `mof_columns`."""
-    # config.py builds the binding with this module, so it is imported here.
-    from controller.robot.config import ConfigError, load_config
     try:
         cfg = load_config(path)
     except ConfigError as exc:
@@ -354,7 +260,7 @@ def parse_mof(text: str, source: str, columns: MofColumns) -> Motion:
         if duration_ms <= 0.0:
             raise fail(lineno, f"duration must be positive, got {tokens[n + 1]} ms")
         angles = columns.to_joint(degrees)
-        for c in np.flatnonzero(action == SET):
+        for c in np.flatnonzero(action == SET).tolist():
             q = angles[c]
             if not columns.q_min[c] - _EPS <= q <= columns.q_max[c] + _EPS:
                 raise fail(lineno, f"{columns.names[c]} = {tokens[c]} deg puts "
@@ -575,6 +481,15 @@ def build_net(files: Iterable[str | Path], columns: MofColumns,
                 raise
             errors.append(err)
     return link_net(motions, columns, errors)
+
+
+def load_net(binding: MofConfig) -> tuple[MotionNet, tuple[MofError, ...]]:
+    """The net of a robot's `mof.files`, read with its `mof_columns`. A bad
+    file is left out of the net and returned among the errors (file, line,
+    reason); the rest of the net still loads."""
+    errors: list[MofError] = []
+    net = build_net(binding.files, binding.columns, errors)
+    return net, tuple(errors)
 
 
 # -- playing -----------------------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""The robot config as one typed value (Config) and the loader that reads,
+checks and assembles it from the section modules beside this one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from controller.robot.config.body import Gains
+from controller.robot.config.fsm import FsmTable, load_fsm
+from controller.robot.config.humanoid import load_humanoid
+from controller.robot.config.lcm import LcmConfig, check_namespace, load_lcm
+from controller.robot.config.locomotion import LocomotionConfig
+from controller.robot.config.mof import MofConfig
+from controller.robot.config.motions import MotionsConfig, load_motions
+from controller.robot.config.priorities import DEFAULT_PRIORITIES, load_priorities
+from controller.robot.config.quadruped import Geometry, load_quadruped
+from controller.robot.config.reader import ConfigError, Reader, load_yaml
+from controller.robot.config.realtime import RealtimeConfig, load_realtime
+from controller.robot.config.safety import SafetyConfig, load_safety
+from controller.robot.config.scripts import ScriptsConfig, load_scripts
+from controller.robot.config.walk import WalkConfig
+from controller.robot.humanoid_kinematics import HumanoidGeometry
+from controller.robot.resources import CONFIG_DIR
+
+DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    robot: str
+    kind: str
+    tick_hz: float
+    command_timeout_ms: float
+    lcm: LcmConfig
+    fsm: FsmTable
+    legs: list[str]
+    joint_names: list[str]
+    leg_indices: np.ndarray              # wire indices of the leg joints, in the leg IK's order
+    q_min: np.ndarray
+    q_max: np.ndarray
+    v_max: np.ndarray
+    torque_limit: np.ndarray             # N m per joint
+    geometry: Geometry | HumanoidGeometry   # the kind's leg geometry
+    poses: dict[str, np.ndarray]         # name -> (joints,)
+    stand_height: float
+    stand_com_x: float
+    gains: dict[str, Gains]
+    pose_height_range: tuple[float, float]   # mode 21 gait 5 clamps the height into it
+    motor_ctrl_mutation_limit: np.ndarray | None = None  # rad per joint; None: no mode 15
+    motor_ctrl_limit_margin: float = 0.0
+    locomotion: LocomotionConfig | None = None   # quadruped gait generator
+    walk: WalkConfig | None = None               # biped walk
+    motions: MotionsConfig | None = None         # mode-62 step-list motions
+    mof: MofConfig | None = None                 # B-Human .mof motion nets
+    sim: dict[str, Any] = field(default_factory=dict)
+    # Limbs: joint groups a script can own while the mode drives the others
+    # (the humanoid's `group`s, the quadruped's legs).
+    limbs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    scripts: ScriptsConfig | None = None
+    priorities: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
+    realtime: RealtimeConfig = field(default_factory=RealtimeConfig)
+    command_queue_capacity: int = 1024   # blocks (SPEC §3); a command beyond it is refused
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+
+    @property
+    def num_joints(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def dt(self) -> float:
+        return 1.0 / self.tick_hz
+
+    @property
+    def fold_pose(self) -> np.ndarray:
+        return self.poses["fold"]
+
+    @property
+    def lie_pose(self) -> np.ndarray:
+        """The active lie-down target of mode 7 gait 1 (SPEC §6.5)."""
+        return self.poses["lie"]
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate a robot config; raise ConfigError with a precise message."""
+    path = Path(path) if path is not None else DEFAULT_CONFIG
+    r = Reader(path, load_yaml(path))
+    if not isinstance(r.data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    kind = r.get("kind", str)
+    if kind not in ("quadruped", "humanoid"):
+        raise r.fail("kind", f"{kind!r} is not supported (only 'quadruped' or 'humanoid')")
+    lcm_cfg = load_lcm(r)
+    fsm_path = path.parent / r.get("fsm", str)
+    if not fsm_path.is_file():
+        raise r.fail("fsm", f"{fsm_path} is not a file (the path is relative to this config)")
+    fsm = load_fsm(fsm_path)
+    body = load_quadruped(r, path) if kind == "quadruped" else load_humanoid(r, path)
+    scripts = load_scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
+    return Config(
+        path=path,
+        robot=r.get("robot", str),
+        kind=kind,
+        tick_hz=r.number("tick_hz", 50.0, 2000.0),
+        command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
+        command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
+        safety=load_safety(r),
+        lcm=lcm_cfg,
+        fsm=fsm,
+        motions=load_motions(r, path) if "motions" in r.data else None,
+        sim=r.get("sim", dict, {}),
+        scripts=scripts,
+        priorities=load_priorities(r),
+        realtime=load_realtime(r),
+        **body,
+    )
+
+
+def with_namespace(cfg: Config, namespace: str | None) -> Config:
+    """The config with its channels moved into `namespace` (None: unchanged)."""
+    if namespace is None:
+        return cfg
+    return replace(cfg, lcm=replace(cfg.lcm, namespace=check_namespace(namespace)))

@@ -1,0 +1,67 @@
+"""The quadruped's `locomotion` section (mode 11, SPEC §6.4): the gait
+definitions, body height and speed profile of goals."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.protocol import constants  # motion_goal_t speed-profile defaults and bounds
+from controller.robot.config.reader import Reader
+
+
+@dataclass(frozen=True)
+class LocomotionConfig:
+    """Mode 11 (SPEC §6.4): where the gait definitions are and the body numbers."""
+    gaits_dir: Path
+    body_height: float = 0.25
+    height_range: tuple[float, float] = (0.23, 0.32)
+    vertical_leg_height: float = 0.23
+    pitch_limit: float = 0.1
+    leave_speed: float = 0.15
+    leave_gait: int = 9
+    default_gait: int = 3
+    com_x: float = 0.0
+    half_stride: tuple[float, float] = (0.12, 0.07)
+    goal_profile: tuple[float, float, float] = (        # m/s^2, m/s, rad/s
+        constants.DEFAULT_MAX_ACC, constants.DEFAULT_MAX_SPEED, constants.DEFAULT_MAX_ROTATION)
+
+
+def load_locomotion(r: Reader, path: Path) -> LocomotionConfig:
+    lr = r.sub("locomotion")
+    lo, hi = lr.vector("height_range", 2)
+    if not 0.05 <= lo < hi <= 2.0:
+        raise lr.fail("height_range", f"expected 0.05 <= min < max <= 2, got {[lo, hi]}")
+    body = lr.number("body_height", lo, hi)
+    gaits_dir = (path.parent / lr.get("gaits", str)).resolve()
+    if not gaits_dir.is_dir():
+        raise lr.fail("gaits", f"{gaits_dir} is not a directory")
+    return LocomotionConfig(
+        gaits_dir=gaits_dir,
+        body_height=body,
+        height_range=(float(lo), float(hi)),
+        vertical_leg_height=lr.number("vertical_leg_height", lo, hi, lo),
+        pitch_limit=lr.number("pitch_limit", 0.0, 0.5),
+        leave_speed=lr.number("leave_speed", 0.0, 1.0),
+        leave_gait=int(lr.number("leave_gait", 1, 127)),
+        default_gait=int(lr.number("default_gait", 1, 127)),
+        com_x=lr.number("com_x", -0.2, 0.2, 0.0),
+        half_stride=_half_stride(lr),
+        goal_profile=goal_profile(lr),
+    )
+
+
+def goal_profile(lr: Reader) -> tuple[float, float, float]:
+    acc, speed, rot = lr.vector("goal_profile", 3)
+    if not (0 < acc <= constants.LIMIT_ACC and 0 < speed <= constants.LIMIT_SPEED
+            and 0 < rot <= constants.LIMIT_ROTATION):
+        raise lr.fail("goal_profile", f"expected max_acc (0, {constants.LIMIT_ACC}] m/s^2, "
+                                      f"max_speed (0, {constants.LIMIT_SPEED}] m/s, max_rotation "
+                                      f"(0, {constants.LIMIT_ROTATION}] rad/s, got {[acc, speed, rot]}")
+    return float(acc), float(speed), float(rot)
+
+
+def _half_stride(lr: Reader) -> tuple[float, float]:
+    rx, ry = lr.vector("half_stride", 2)
+    if not (0.005 <= rx <= 1.0 and 0.005 <= ry <= 1.0):
+        raise lr.fail("half_stride", f"expected two lengths in [0.005, 1] m, got {[rx, ry]}")
+    return float(rx), float(ry)

@@ -1,0 +1,87 @@
+"""The `scripts` section: keyframe-script directories, mirroring, the script
+priority and the scripted FSM modes (CyberDog 64, 16, 22)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.robot.config.fsm import FsmTable
+from controller.robot.config.priorities import PRIORITY_RANGE
+from controller.robot.config.reader import Reader
+
+SCRIPT_PROGRESS = ("parts", "end")
+
+
+@dataclass(frozen=True)
+class ScriptedModeConfig:
+    """A mode that plays keyframe scripts (CyberDog 64, 16, 22): gait id ->
+    the scripts played back to back. `progress` is "parts" (each finished
+    script adds its share: 25/50/75/100 for four) or "end" (0 until the last
+    frame, then 100 after `settle_ms`, e.g. a jump's landing delay)."""
+    gaits: dict[int, tuple[str, ...]]
+    progress: str
+    settle_ms: float
+    keeps_target: bool = False    # re-requesting the mode keeps a pending hand-over (SPEC §5.6)
+
+
+@dataclass(frozen=True)
+class ScriptsConfig:
+    """Keyframe scripts: where they live, how they mirror, who may run them."""
+    directories: tuple[Path, ...]
+    default_priority: int
+    mode: int | None                       # the FSM mode full-body scripts run in
+    mirror_pairs: tuple[tuple[str, str], ...]
+    mirror_negate: frozenset[str]
+    modes: dict[int, ScriptedModeConfig]   # scripted FSM modes (64, 16, 22)
+
+
+def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> ScriptsConfig:
+    sr = r.sub("scripts")
+    directories = []
+    for i, d in enumerate(sr.get("directories", list)):
+        directory = (path.parent / str(d)).resolve()
+        if not isinstance(d, str) or not directory.is_dir():
+            raise sr.fail(f"directories[{i}]", f"{directory} is not a directory")
+        directories.append(directory)
+    mode = sr.get("mode", int, None)
+    if mode is not None and mode not in fsm.names:
+        raise sr.fail("mode", f"{mode} is not a mode of {path.parent / r.get('fsm', str)}")
+    pairs: list[tuple[str, str]] = []
+    negate: frozenset[str] = frozenset()
+    if "mirror" in sr.data:
+        mr = sr.sub("mirror")
+        left, right = mr.get("prefixes", list, ["l_", "r_"])
+        pairs = [(n, right + n[len(left):]) for n in names
+                 if n.startswith(left) and right + n[len(left):] in names]
+        for extra in mr.get("pairs", list, []):
+            if not (isinstance(extra, list) and len(extra) == 2):
+                raise mr.fail("pairs", f"expected [joint, joint] pairs, got {extra!r}")
+            pairs.append((str(extra[0]), str(extra[1])))
+        negate = frozenset(str(n) for n in mr.get("negate", list, []))
+        unknown = sorted({n for p in pairs for n in p} - set(names) | negate - set(names))
+        if unknown:
+            raise mr.fail("negate" if set(unknown) & negate else "pairs",
+                          f"unknown joints {unknown}")
+    modes: dict[int, ScriptedModeConfig] = {}
+    if "modes" in sr.data:
+        mr = sr.sub("modes")
+        for m in mr.data:
+            if m not in fsm.names:
+                raise mr.fail(str(m), "not a mode of the FSM table")
+            er = mr.sub(m)
+            gaits = {}
+            for gait, chain in er.get("gaits", dict).items():
+                chain = [chain] if isinstance(chain, str) else chain
+                if isinstance(gait, bool) or not isinstance(gait, int) or not isinstance(chain, list) \
+                        or not chain or not all(isinstance(c, str) for c in chain):
+                    raise er.fail(f"gaits.{gait}", "expected `<gait id>: <script>` or a list of scripts")
+                gaits[gait] = tuple(chain)
+            progress = er.get("progress", str, "end")
+            if progress not in SCRIPT_PROGRESS:
+                raise er.fail("progress", f"{progress!r} is not one of {SCRIPT_PROGRESS}")
+            modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0),
+                                               er.get("keeps_target", bool, False))
+    return ScriptsConfig(
+        directories=tuple(directories),
+        default_priority=int(sr.number("default_priority", *PRIORITY_RANGE, 15)),
+        mode=mode, mirror_pairs=tuple(pairs), mirror_negate=negate, modes=modes)
