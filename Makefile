@@ -90,8 +90,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
-	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog pytest hypothesis matplotlib \
-	    ruff mypy types-PyYAML
+	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
+	    pytest hypothesis matplotlib ruff mypy types-PyYAML
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.
