@@ -6,15 +6,17 @@ runtime does, and records every response and joint command.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from controller import msgs
-from controller.core.controller import Controller
+from controller.core.controller import Controller, Outbox
 from controller.robot.config import load_config
 from controller.sim.joint_sim import SimRobot
+from controller.sim.physics import PhysicsRobot
 
 TICK_NS = 2_000_000
 
@@ -31,7 +33,7 @@ class Response:
 
 
 def command(mode: int, gait_id: int = 0, life_count: int = 0, duration: int = 0,
-            **fields) -> msgs.robot_control_cmd_lcmt:
+            **fields: Any) -> msgs.robot_control_cmd_lcmt:
     msg = msgs.robot_control_cmd_lcmt()
     msg.mode, msg.gait_id, msg.life_count, msg.duration = mode, gait_id, life_count, duration
     for name, value in fields.items():
@@ -60,17 +62,17 @@ class Rig:
     def __post_init__(self) -> None:
         self.cfg = replace(load_config(self.config_path), **self.overrides)
         self.ctl = Controller(self.cfg)
-        self.robot = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
+        self.robot: SimRobot | PhysicsRobot | None = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
         self.pending: list[tuple[str, bytes]] = []
         self.heartbeat_msg: msgs.robot_control_cmd_lcmt | None = None
-        self.last_out = None
+        self.last_out: Outbox | None = None
 
     @property
     def ch(self) -> dict[str, str]:
         return self.cfg.lcm.channels
 
     # -- input --------------------------------------------------------------------
-    def send(self, mode: int, gait_id: int = 0, duration: int = 0, **fields) -> msgs.robot_control_cmd_lcmt:
+    def send(self, mode: int, gait_id: int = 0, duration: int = 0, **fields: Any) -> msgs.robot_control_cmd_lcmt:
         """Queue a command with a fresh life_count for the next tick; it also
         becomes the message heart-beaten by run(heartbeat=True)."""
         self.life_count = (self.life_count + 1) % 128
@@ -112,7 +114,7 @@ class Rig:
         for _ in range(ticks):
             self.tick(heartbeat=heartbeat and self.ctl.tick % 50 == 0)
 
-    def run_until(self, predicate, max_ms: float, heartbeat: bool = True) -> float:
+    def run_until(self, predicate: Callable[[Rig], bool], max_ms: float, heartbeat: bool = True) -> float:
         """Run until predicate(rig) holds; return the robot time it took (ms)."""
         start = self.now_ns
         for _ in range(int(max_ms / 2)):

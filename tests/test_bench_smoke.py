@@ -7,13 +7,17 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 BENCH = Path(__file__).resolve().parent / "bench"
 
 
-def test_gait_bench_runs_and_reports_both_generators(capsys):
+def test_gait_bench_runs_and_reports_both_generators(capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("gait_bench", BENCH / "gait_bench.py")
-    bench = importlib.util.module_from_spec(spec)
+    assert spec is not None and spec.loader is not None
+    bench: Any = importlib.util.module_from_spec(spec)     # a script run as a file: its settings are set below
     spec.loader.exec_module(bench)
     bench.TICKS, bench.REPEATS = 20, 1
     bench.main()
@@ -23,8 +27,10 @@ def test_gait_bench_runs_and_reports_both_generators(capsys):
     assert all(float(r[-3]) > 0 and float(r[-1]) > 0 for r in rows)
 
 
-def load(name: str):
+def load(name: str) -> Any:
+    """The bench script `name`, loaded from its file (Any: the tests set its settings)."""
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module          # dataclasses look their module up
     spec.loader.exec_module(module)

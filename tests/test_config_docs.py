@@ -136,15 +136,16 @@ def checked_ranges() -> list[tuple[str, float, float]]:
             return None
         return float(value) if isinstance(value, (int, float)) else None
 
-    found = []
+    found: list[tuple[str, float, float]] = []
     for path in LOADERS:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and len(node.args) >= 3:
                 name = getattr(node.func, "attr", getattr(node.func, "id", None))
-                key, lo, hi = node.args[:3]
+                key, lo_node, hi_node = node.args[:3]
+                lo, hi = literal(lo_node), literal(hi_node)
                 if name == "number" and isinstance(key, ast.Constant) and isinstance(key.value, str) \
-                        and literal(lo) is not None and literal(hi) is not None:
-                    found.append((key.value, literal(lo), literal(hi)))
+                        and lo is not None and hi is not None:
+                    found.append((key.value, lo, hi))
     return found
 
 

@@ -1,5 +1,7 @@
 """The controller core on the simulated clock with the simulated robot:
 life_count, timeout, queue timing, transitions, progress and response cadence."""
+from typing import Any
+
 import numpy as np
 import pytest
 from harness import Rig, command
@@ -115,8 +117,8 @@ def active_blocks(rig, ticks):
     return seen
 
 
-def runs(seen):
-    out = []
+def runs(seen: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    out: list[list[int]] = []
     for mode, gait, uid in seen:
         if out and out[-1][2] == uid:
             out[-1][3] += 1
@@ -261,9 +263,11 @@ def test_joint_state_with_the_wrong_joint_count_is_rejected(standing):
 def test_outputs_stay_finite_and_inside_limits_through_a_session(rig):
     rig.record_joints = True
     rig.stand()
-    for m, g, d, kw in [(21, 0, 400, dict(rpy_des=[0.5, 0.5, 0.5])), (21, 5, 300, dict(pos_des=[0, 0, 0.1])),
-                        (3, 0, 0, dict(rpy_des=[1, 1, 1], pos_des=[0, 0, 0.4])),
-                        (21, 0, 200, dict(foot_pose=[0.3, 0.3, 0.3], contact=0b1101)), (7, 1, 0, {})]:
+    steps: list[tuple[int, int, int, dict[str, Any]]] = [
+        (21, 0, 400, dict(rpy_des=[0.5, 0.5, 0.5])), (21, 5, 300, dict(pos_des=[0, 0, 0.1])),
+        (3, 0, 0, dict(rpy_des=[1, 1, 1], pos_des=[0, 0, 0.4])),
+        (21, 0, 200, dict(foot_pose=[0.3, 0.3, 0.3], contact=0b1101)), (7, 1, 0, {})]
+    for m, g, d, kw in steps:
         rig.send(m, g, duration=d, **kw)
         rig.run(800)
     pos = np.array([j.position for j in rig.joint_cmds])

@@ -48,7 +48,7 @@ EXPECTED = {*TWO_LEG, *JUMPS, FORCE_JUMP}
 ENDS_AT_STAND = ("TwoLegLand", *JUMPS, FORCE_JUMP)
 
 LEGS = ("FR", "FL", "RR", "RL")
-PAIRS = [(f"{r}_{j}", f"{l}_{j}") for r, l in (("FR", "FL"), ("RR", "RL"))
+PAIRS = [(f"{right}_{j}", f"{left}_{j}") for right, left in (("FR", "FL"), ("RR", "RL"))
          for j in ("abad", "hip", "knee")]
 NEGATE = {f"{leg}_abad" for leg in LEGS}
 SPEED_MARGIN = 20.0      # rad/s, well under the 30 rad/s joint limit

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import Rig
 
 from controller import msgs
 from controller.core.goals import EventKind, Reason
 from controller.motion.scripts import load_script
-from tests.harness import Rig
+from controller.robot.config import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 HUMANOID = ROOT / "config" / "humanoid20.yaml"
@@ -31,7 +32,7 @@ class Session:
         self.next_id = 100
 
     @property
-    def cfg(self):
+    def cfg(self) -> Config:
         return self.rig.cfg
 
     def joint(self, name: str) -> int:
@@ -54,6 +55,7 @@ class Session:
         rig = self.rig
         tick = rig.ctl.tick
         rig.tick(heartbeat=heartbeat and tick % 50 == 0)
+        assert rig.last_out is not None
         for _, channel, data in rig.last_out.messages:
             if channel == rig.ch["motion_event"]:
                 self.events.append((tick, msgs.motion_event_t.decode(data)))
@@ -95,7 +97,7 @@ class Session:
         assert self.rig.mode == 21
 
 
-def ticks_of(name: str, cfg) -> int:
+def ticks_of(name: str, cfg: Config) -> int:
     return load_script(SCRIPTS / f"{name}.yaml", cfg).total_ticks
 
 
@@ -107,7 +109,7 @@ def posed() -> Session:
 
 
 # -- overlays -------------------------------------------------------------------------------
-def test_wave_plays_on_the_arm_beside_the_pose_mode_with_exact_frame_timing(posed: Session):
+def test_wave_plays_on_the_arm_beside_the_pose_mode_with_exact_frame_timing(posed: Session) -> None:
     s, k = posed, posed.rig.ctl.kernel
     script = load_script(SCRIPTS / "Wave.yaml", s.cfg)
     legs_before = k.pos[:12].copy()
@@ -135,7 +137,7 @@ def test_wave_plays_on_the_arm_beside_the_pose_mode_with_exact_frame_timing(pose
     assert s.rig.mode == 21
 
 
-def test_mirrored_wave_moves_the_left_arm_only(posed: Session):
+def test_mirrored_wave_moves_the_left_arm_only(posed: Session) -> None:
     s, k = posed, posed.rig.ctl.kernel
     right_before = k.pos[[s.joint("r_shoulder_pitch"), s.joint("r_elbow")]].copy()
     rid = s.request("Wave", mirror=True)
@@ -150,7 +152,7 @@ def test_mirrored_wave_moves_the_left_arm_only(posed: Session):
     assert s.done(rid, 5000)[1].reason == Reason.FINISHED
 
 
-def test_a_speed_factor_retimes_and_a_start_time_is_kept(posed: Session):
+def test_a_speed_factor_retimes_and_a_start_time_is_kept(posed: Session) -> None:
     s = posed
     total = ticks_of("Wave", s.cfg)
     status_utime = s.rig.now_ns // 1000
@@ -165,7 +167,7 @@ def test_a_speed_factor_retimes_and_a_start_time_is_kept(posed: Session):
     assert started.value == pytest.approx(2 * total * s.cfg.dt)
 
 
-def test_a_speed_factor_too_fast_for_a_joint_is_refused_with_the_reason(posed: Session):
+def test_a_speed_factor_too_fast_for_a_joint_is_refused_with_the_reason(posed: Session) -> None:
     # Wave's last frame lowers the arm 2.7 rad in 900 ms; twice as fast the
     # quintic peak would be 11.2 rad/s, above the shoulder's 7.5 rad/s.
     rid = posed.request("Wave", speed=2.0)
@@ -174,7 +176,7 @@ def test_a_speed_factor_too_fast_for_a_joint_is_refused_with_the_reason(posed: S
     assert "r_shoulder_pitch" in done.text and "above its limit 7.5 rad/s" in done.text
 
 
-def test_total_ms_stretches_the_chain(posed: Session):
+def test_total_ms_stretches_the_chain(posed: Session) -> None:
     s = posed
     rid = s.request("Wave", total_ms=6000)
     start_tick, _ = s.run_until_event(rid, EventKind.SCRIPT_STARTED, 10)
@@ -182,7 +184,7 @@ def test_total_ms_stretches_the_chain(posed: Session):
     assert done.reason == Reason.FINISHED and done_tick - start_tick == 3000
 
 
-def test_equal_priority_is_refused_and_higher_priority_preempts(posed: Session):
+def test_equal_priority_is_refused_and_higher_priority_preempts(posed: Session) -> None:
     s = posed
     first = s.request("Wave", priority=15)
     s.run(100)
@@ -197,7 +199,7 @@ def test_equal_priority_is_refused_and_higher_priority_preempts(posed: Session):
     s.run_until_event(third, EventKind.SCRIPT_STARTED, 10)
 
 
-def test_names_with_paths_are_refused_before_any_file_is_touched(posed: Session):
+def test_names_with_paths_are_refused_before_any_file_is_touched(posed: Session) -> None:
     s = posed
     for name, why in (("../humanoid20/Wave", "path separator"), ("..Wave", "`..`"),
                       ("/etc/passwd", "path separator"), ("NoSuchScript", "no such script")):
@@ -207,7 +209,7 @@ def test_names_with_paths_are_refused_before_any_file_is_touched(posed: Session)
     assert s.rig.ctl.counters.commands_rejected >= 4
 
 
-def test_cancel_stops_an_overlay_where_it_is(posed: Session):
+def test_cancel_stops_an_overlay_where_it_is(posed: Session) -> None:
     s, k = posed, posed.rig.ctl.kernel
     rid = s.request("Wave")
     s.run(400)
@@ -230,7 +232,7 @@ def test_no_script_plays_on_a_robot_that_is_off():
     assert done.reason == Reason.REFUSED and "OFF" in done.text
 
 
-def test_the_command_timeout_cancels_the_overlays(posed: Session):
+def test_the_command_timeout_cancels_the_overlays(posed: Session) -> None:
     s = posed
     rid = s.request("Wave", total_ms=20000)
     s.run(100)
@@ -241,14 +243,14 @@ def test_the_command_timeout_cancels_the_overlays(posed: Session):
 
 
 # -- limbs the mode drives ---------------------------------------------------------------------
-def test_a_leg_script_below_the_command_priority_is_refused(posed: Session):
+def test_a_leg_script_below_the_command_priority_is_refused(posed: Session) -> None:
     rid = posed.request("KickRight")
     _, done = posed.done(rid)
     assert done.reason == Reason.REFUSED
     assert "driven by POSE_CTRL" in done.text and "20 >= 15" in done.text
 
 
-def test_a_full_body_script_plays_in_the_script_mode_and_ends_standing(posed: Session):
+def test_a_full_body_script_plays_in_the_script_mode_and_ends_standing(posed: Session) -> None:
     s = posed
     total = ticks_of("KickRight", s.cfg)
     rid = s.request("KickRight", priority=30)
@@ -270,7 +272,7 @@ def test_a_full_body_script_plays_in_the_script_mode_and_ends_standing(posed: Se
     assert s.rig.mode == 7
 
 
-def test_the_damper_command_ends_a_full_body_script_at_once(posed: Session):
+def test_the_damper_command_ends_a_full_body_script_at_once(posed: Session) -> None:
     s = posed
     rid = s.request("KickRight", priority=30)
     s.run_until_event(rid, EventKind.SCRIPT_STARTED, 20)
@@ -282,7 +284,7 @@ def test_the_damper_command_ends_a_full_body_script_at_once(posed: Session):
     assert done.reason in (Reason.PREEMPTED, Reason.CANCELLED)
 
 
-def test_an_overlay_that_outranks_the_mode_keeps_its_limb(posed: Session):
+def test_an_overlay_that_outranks_the_mode_keeps_its_limb(posed: Session) -> None:
     s, k = posed, posed.rig.ctl.kernel
     rid = s.request("Wave", priority=30, total_ms=8000)
     s.run(1000)
@@ -292,7 +294,7 @@ def test_an_overlay_that_outranks_the_mode_keeps_its_limb(posed: Session):
     assert k.pos[s.joint("r_shoulder_pitch")] < -1.0      # still up in the wave
 
 
-def test_an_overlay_below_the_mode_gives_its_limb_back(posed: Session):
+def test_an_overlay_below_the_mode_gives_its_limb_back(posed: Session) -> None:
     s = posed
     rid = s.request("Wave", priority=10, total_ms=8000)
     s.run(1000)
@@ -308,16 +310,17 @@ def test_the_quadruped_has_no_script_mode_for_leg_scripts():
     msg = msgs.script_request_t()
     msg.request_id, msg.names, msg.num_names, msg.priority = 5, ["JumpLong"], 1, 50
     rig.raw(rig.ch["script_request"], msg.encode())
-    events = []
+    events: list[msgs.motion_event_t] = []
     for _ in range(3):
         rig.tick()
+        assert rig.last_out is not None
         events += [msgs.motion_event_t.decode(d) for _, c, d in rig.last_out.messages
                    if c == rig.ch["motion_event"]]
     assert [(e.kind, e.reason) for e in events] == [(EventKind.SCRIPT_DONE, Reason.REFUSED)]
     assert "no script mode" in events[0].text
 
 
-def test_a_bad_request_is_refused_with_its_reason(posed: Session):
+def test_a_bad_request_is_refused_with_its_reason(posed: Session) -> None:
     s = posed
     for kwargs, why in (({"speed": float("nan")}, "speed"), ({"priority": 101}, "priority"),
                         ({"total_ms": -5}, "total_ms")):
@@ -407,7 +410,7 @@ def test_a_mof_motion_takes_no_retiming():
     assert done.reason == Reason.REFUSED and "plays as written" in done.text
 
 
-def test_a_bad_script_is_refused_at_start_and_the_rest_still_play(tmp_path: Path):
+def test_a_bad_script_is_refused_at_start_and_the_rest_still_play(tmp_path: Path) -> None:
     import shutil
 
     import yaml

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import lcm
@@ -35,7 +36,7 @@ LIFE_COUNT = re.compile(r"^sending mode 12 gait 0 life_count (-?\d+) ", re.MULTI
 
 
 @pytest.fixture(scope="module", params=sorted(EXAMPLES))
-def client(request, tmp_path_factory) -> Path:
+def client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example's build/stand_client, built by `make` from examples/<lang>."""
     missing = [tool for tool in EXAMPLES[request.param] if shutil.which(tool) is None]
     if missing:
@@ -72,7 +73,8 @@ class StatusWatch:
         with self.lock:
             return self.status[start:]
 
-    def wait_for(self, predicate, timeout: float, start: int = 0) -> msgs.controller_status_t | None:
+    def wait_for(self, predicate: Callable[[msgs.controller_status_t], bool], timeout: float,
+                 start: int = 0) -> msgs.controller_status_t | None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for s in self.since(start):
@@ -87,17 +89,17 @@ class StatusWatch:
 
 
 @pytest.fixture
-def daemon(tmp_path):
+def daemon(tmp_path: Path) -> Iterator[StatusWatch]:
     yield from _daemon(tmp_path, "")
 
 
 @pytest.fixture
-def dog1(tmp_path):
+def dog1(tmp_path: Path) -> Iterator[StatusWatch]:
     """A daemon started with --namespace dog1."""
     yield from _daemon(tmp_path, "dog1")
 
 
-def _daemon(tmp_path: Path, namespace: str):
+def _daemon(tmp_path: Path, namespace: str) -> Iterator[StatusWatch]:
     log_path = tmp_path / "motiond.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
@@ -134,7 +136,9 @@ def test_client_stands_the_robot(client, daemon):
     responses = [tuple(map(int, m)) for m in RESPONSE.findall(proc.stdout)]
     mode, gait, _status, bar = responses[-1]
     assert (mode, gait) == (12, 0) and bar >= 95, out
-    life_count = int(LIFE_COUNT.search(proc.stdout).group(1))
+    sending = LIFE_COUNT.search(proc.stdout)
+    assert sending is not None, out
+    life_count = int(sending.group(1))
 
     # The daemon saw the stand through, from this client's command. It keeps
     # mode 12 for 0.5 s after the last heartbeat: status comes at 10 Hz.

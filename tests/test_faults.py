@@ -3,6 +3,9 @@ process on the simulated clock: joint_state stops, and a joint does not follow
 its target. The daemon-level half is test_faults_daemon.py."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
 import pytest
 from harness import TICK_NS, Rig
 from structlog.testing import capture_logs
@@ -22,7 +25,7 @@ def standing() -> Rig:
     return r
 
 
-def joint_state(rig: Rig, position) -> bytes:
+def joint_state(rig: Rig, position: Iterable[float]) -> bytes:
     js = msgs.joint_state_t()
     js.num_joints = rig.cfg.num_joints
     js.position = [float(x) for x in position]
@@ -31,14 +34,14 @@ def joint_state(rig: Rig, position) -> bytes:
     return js.encode()
 
 
-def events(logs: list[dict], name: str) -> list[dict]:
+def events(logs: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
     return [e for e in logs if e["event"] == name]
 
 
 def damped(rig: Rig) -> bool:
     """The last joint command is the passive damper: no stiffness, some damping."""
     k = rig.ctl.kernel
-    return not k.kp.any() and k.kd.any()
+    return not k.kp.any() and bool(k.kd.any())
 
 
 # -- joint_state loss --------------------------------------------------------------------
@@ -129,6 +132,7 @@ def test_before_the_first_joint_state_nothing_trips_and_off_is_not_left() -> Non
 def test_bad_joint_state_packets_do_not_count_as_joint_state(standing: Rig, bad: str) -> None:
     r = standing
     r.feed_joint_state = False
+    assert r.robot is not None
     packet = {"wrong_count": lambda: joint_state(r, r.robot.q)[:-20],
               "not_finite": lambda: joint_state(r, [float("nan")] * 12),
               "garbage": lambda: b"\x00" * 7}[bad]
@@ -162,6 +166,7 @@ def test_a_move_goal_during_the_outage_is_refused(standing: Rig) -> None:
     goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 9, 0.5, 10.0
     r.raw(r.ch["motion_goal"], goal.encode())
     r.tick()
+    assert r.last_out is not None
     done = [msgs.motion_event_t.decode(d) for _, ch, d in r.last_out.messages if ch == r.ch["motion_event"]]
     assert [(e.goal_id, e.reason) for e in done] == [(9, 4)]          # REFUSED
     assert "no joint_state" in done[0].text
@@ -190,6 +195,7 @@ def test_motor_ctrl_does_not_take_over_during_the_outage(stand: bool) -> None:
 # -- tracking error --------------------------------------------------------------------
 def off_target(r: Rig, joint: int, ticks: int, offset: float = 1.5) -> None:
     """`ticks` ticks on which joint_state reports `joint` `offset` rad from its target."""
+    assert r.robot is not None
     for _ in range(ticks):
         q = r.robot.q.copy()
         q[joint] = r.ctl.kernel.pos[joint] + offset
@@ -246,6 +252,7 @@ def test_a_move_goal_in_edamp_is_refused(standing: Rig) -> None:
     goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 11, 0.5, 10.0
     r.raw(r.ch["motion_goal"], goal.encode())
     r.tick()
+    assert r.last_out is not None
     done = [msgs.motion_event_t.decode(d) for _, ch, d in r.last_out.messages if ch == r.ch["motion_event"]]
     assert [(e.goal_id, e.reason) for e in done] == [(11, 4)]          # REFUSED
     assert done[0].text == "refused: the robot is in EDAMP: a recovery stand (12) first"

@@ -19,8 +19,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 import lcm
 import numpy as np
@@ -66,7 +67,7 @@ class Listener:
         for t in self.threads:
             t.start()
 
-    def _add(self, into: list, kind):
+    def _add(self, into: list[Any], kind: type[Any]) -> Callable[[str, bytes], None]:
         def handler(_channel: str, data: bytes) -> None:
             msg = kind.decode(data)
             with self.lock:
@@ -84,12 +85,13 @@ class Listener:
             for kept in (self.joint_cmds, self.status, self.responses, self.traces):
                 kept.clear()
 
-    def send(self, mode: int, gait: int = 0, **fields) -> None:
+    def send(self, mode: int, gait: int = 0, **fields: Any) -> None:
         self.life_count = (self.life_count + 1) % 128
         self.last_sent = command(mode, gait, self.life_count, **fields)
         self.cmd.publish(CH["command"], self.last_sent.encode())
 
-    def wait_for(self, predicate, timeout: float, heartbeat: bool = True):
+    def wait_for(self, predicate: Callable[[msgs.controller_status_t], bool], timeout: float,
+                 heartbeat: bool = True) -> msgs.controller_status_t:
         """The first status since now for which predicate holds (heart-beating)."""
         with self.lock:
             start = len(self.status)
@@ -110,6 +112,7 @@ class Listener:
 
     def hold(self, seconds: float) -> None:
         """Keep heart-beating the last command for `seconds`."""
+        assert self.last_sent is not None, "hold() needs a command sent first"
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             self.cmd.publish(CH["command"], self.last_sent.encode())
@@ -163,15 +166,21 @@ class Daemon:
         self.log.close()
 
 
+class Start(Protocol):
+    """The `start` fixture: start(*args) -> a running Daemon."""
+
+    def __call__(self, *args: str, prefix: list[str] | None = None) -> Daemon: ...
+
+
 @pytest.fixture
-def listener():
+def listener() -> Iterator[Listener]:
     it = Listener()
     yield it
     it.close()
 
 
 @pytest.fixture
-def start(tmp_path, listener):
+def start(tmp_path: Path, listener: Listener) -> Iterator[Start]:
     """start(*args) -> a running Daemon that has published controller_status."""
     daemons: list[Daemon] = []
 
@@ -223,7 +232,7 @@ class IdealBridge:
         self.last_sent_us = m.utime
 
 
-def test_a_bridge_that_stops_publishing_joint_state_damps_the_robot(start, listener) -> None:
+def test_a_bridge_that_stops_publishing_joint_state_damps_the_robot(start: Start, listener: Listener) -> None:
     daemon = start(prefix=realtime_prefix())          # no --sim: the test is the robot bridge
     bridge = IdealBridge(listener)
     stand(listener)
@@ -268,7 +277,7 @@ def flood(listener: Listener, rate_hz: float, seconds: float) -> tuple[int, floa
     return sent, sent / (time.monotonic() - t0)
 
 
-def test_a_10_khz_command_flood_keeps_the_tick_at_500_hz(start, listener) -> None:
+def test_a_10_khz_command_flood_keeps_the_tick_at_500_hz(start: Start, listener: Listener) -> None:
     """Run as deployed: SCHED_FIFO where permitted, so the other work on a
     shared test machine does not take the daemon's ticks."""
     prefix = realtime_prefix()
@@ -286,7 +295,8 @@ def test_a_10_khz_command_flood_keeps_the_tick_at_500_hz(start, listener) -> Non
     seconds = (after.utime - before.utime) / 1e6       # the daemon's own tick times
     tick_hz = ticks / seconds
     taken = after.commands_accepted - before.commands_accepted
-    print(f"flood ({'SCHED_FIFO 49' if prefix else 'SCHED_OTHER'}): {sent} packets at {rate:.0f}/s; ticks {tick_hz:.2f} Hz over {seconds:.2f} s; "
+    print(f"flood ({'SCHED_FIFO 49' if prefix else 'SCHED_OTHER'}): {sent} packets at {rate:.0f}/s; "
+          f"ticks {tick_hz:.2f} Hz over {seconds:.2f} s; "
           f"taken in {taken}; overruns {after.tick_overruns - before.tick_overruns}; "
           f"lateness p99 {after.lateness_p99_us:.0f} us, max {after.lateness_max_us:.0f} us; "
           f"loop p99 {after.loop_p99_us:.0f} us; RSS {rss_before} -> {rss_after} kB")
@@ -300,7 +310,7 @@ def test_a_10_khz_command_flood_keeps_the_tick_at_500_hz(start, listener) -> Non
 
 
 # -- kill -9 and restart ---------------------------------------------------------------------
-def test_kill_9_and_restart_starts_off_with_zero_gains_not_at_the_old_target(start, listener) -> None:
+def test_kill_9_and_restart_starts_off_with_zero_gains_not_at_the_old_target(start: Start, listener: Listener) -> None:
     first = start("--sim")
     stand(listener)
     listener.wait_for(lambda s: True, 1)
@@ -326,7 +336,7 @@ def test_kill_9_and_restart_starts_off_with_zero_gains_not_at_the_old_target(sta
     assert second.proc.poll() is None
 
 
-def test_restart_under_a_heart_beating_client_starts_from_the_measured_pose(start, listener) -> None:
+def test_restart_under_a_heart_beating_client_starts_from_the_measured_pose(start: Start, listener: Listener) -> None:
     """A client keeps heart-beating 12 through kill -9 and restart (SPEC §2.3:
     the new daemon carries it out). The first tick can hold the first
     joint_state and the command together; the first stiff joint_cmd must
@@ -339,6 +349,7 @@ def test_restart_under_a_heart_beating_client_starts_from_the_measured_pose(star
     beating.set()
 
     def heartbeat() -> None:
+        assert listener.last_sent is not None           # stand() sent it
         while beating.is_set():
             listener.cmd.publish(CH["command"], listener.last_sent.encode())
             time.sleep(0.01)
@@ -373,7 +384,7 @@ def test_restart_under_a_heart_beating_client_starts_from_the_measured_pose(star
 
 
 # -- SIGTERM mid-motion ----------------------------------------------------------------------
-def test_sigterm_mid_trot_damps_then_exits_0(start, listener) -> None:
+def test_sigterm_mid_trot_damps_then_exits_0(start: Start, listener: Listener) -> None:
     """Extends test_integration.py::test_sigterm_damps_and_exits_within_one_second
     (a standing robot) to a trot, with every joint command of the shutdown."""
     daemon = start("--sim")

@@ -53,6 +53,7 @@ class FirstTicks:
         rig = self.rig
         inbox = list(packets)
         if state:
+            assert rig.robot is not None
             data = rig.robot.joint_state(rig.now_ns // 1000)
             self.latest = np.array(msgs.joint_state_t.decode(data).position)
             inbox.insert(0 if state_first else len(inbox), (rig.ch["joint_state"], data))
@@ -106,6 +107,7 @@ def test_a_command_with_the_first_joint_state_starts_from_the_measured_pose(
     else:
         ft.tick(state=True, packets=[_command(rig, mode, gait)],
                 state_first=timing != "same_tick_command_first")
+    assert rig.heartbeat_msg is not None
     for i in range(RUN_TICKS):
         ft.tick(state=True, packets=[(rig.ch["command"], rig.heartbeat_msg.encode())]
                 if i % 50 == 0 else [])

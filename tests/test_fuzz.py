@@ -62,7 +62,7 @@ from controller.core.goals import Event, EventKind, to_msg
 from controller.motion.mof import load_net
 from controller.protocol.block import FROM_TIMEOUT
 from controller.robot.config import Config, load_config
-from controller.robot.native import Kernel
+from controller.robot.native import Kernel, Payload
 
 ROOT = Path(__file__).resolve().parent.parent
 CYBERDOG = str(ROOT / "config" / "cyberdog2.yaml")
@@ -135,13 +135,14 @@ class FuzzRig(Rig):
             super().__post_init__()
 
 
-def joint_cmd_values(data: bytes) -> tuple[int, int, np.ndarray]:
+def joint_cmd_values(data: Payload) -> tuple[int, int, np.ndarray]:
     """(tick, num_joints, rows position/velocity/kp/kd/torque) of an encoded
     joint_command_t, read straight from its layout: the generated decoder is
     pure Python and would triple the cost of a tick. test_the_fuzzer_reaches_...
     checks this against the generated decoder."""
     tick, n = struct.unpack_from(">qh", data, 16)
-    values = np.frombuffer(data, dtype=">f4", count=5 * n, offset=26).reshape(5, n)
+    # memoryview: the kernel's in-place ctypes buffer, as a buffer numpy's stubs know
+    values = np.frombuffer(memoryview(data), dtype=">f4", count=5 * n, offset=26).reshape(5, n)
     return tick, n, values
 
 
@@ -174,7 +175,7 @@ class Watch:
             self.switches.append((fsm.state.mode, mode))
             original(ctx, mode)
 
-        fsm._switch = switch   # type: ignore[method-assign]
+        fsm._switch = switch   # type: ignore[method-assign]  # spy on every state change
         cfg = self.rig.cfg
         # joint_cmd carries float32: compare with the limits as float32 (rounding is monotonic).
         self.lo = cfg.q_min.astype(np.float32)
@@ -188,7 +189,8 @@ class Watch:
         self.switches.clear()
         global _opened
         rig.now_ns += jitter_ns
-        _opened = opened = []
+        opened: list[Any] = []
+        _opened = opened
         try:
             rig.tick(heartbeat=heartbeat)    # an exception fails the example
         finally:
@@ -199,6 +201,7 @@ class Watch:
         assert ctl.tick == tick0 + 1, where
         assert not opened, f"{where}: the step opened {opened}"
 
+        assert rig.last_out is not None
         out = [(ch, data) for _, ch, data in rig.last_out.messages]
         joint = [data for ch, data in out if ch == rig.ch["joint_cmd"]]
         assert len(joint) == 1, f"{where}: {len(joint)} joint_cmd messages"
@@ -543,9 +546,13 @@ jitters = st.lists(st.sampled_from([0, 0, 0, 50_000, -400_000, 900_000, 3_000_00
                    min_size=1, max_size=4)
 
 
+# [(ticks to run first, events to inject, heartbeat every N ticks or 0)]
+Schedule = list[tuple[int, list[Any], int]]
+
+
 @st.composite
 def schedules(draw: st.DrawFn, events: st.SearchStrategy[Any], max_events: int = 8,
-              waits: st.SearchStrategy[int] = some_long_gaps) -> list[tuple[int, list[Any], int]]:
+              waits: st.SearchStrategy[int] = some_long_gaps) -> Schedule:
     """[(ticks to run first, events to inject, heartbeat every N ticks or 0)]."""
     return draw(st.lists(st.tuples(waits, st.lists(events, min_size=1, max_size=3),
                                    st.sampled_from([0, 25, 50, 50, 200])),
@@ -563,7 +570,7 @@ def inject(rig: Rig, channel: str, event: Any) -> None:
         rig.heartbeat_msg = event
 
 
-def play(watch: Watch, schedule: list[tuple[int, list[Any], int]],
+def play(watch: Watch, schedule: Schedule,
          jitter: list[int] | None = None, tail: int = 30) -> None:
     for wait, events, beat in schedule:
         watch.run(wait, beat, jitter)
@@ -594,13 +601,13 @@ def start(config: str, stand: bool) -> Watch:
 
 @settings(FUZZ, max_examples=examples(60))
 @given(schedule=schedules(packets(mangle=3), waits=short_gaps), jitter=jitters)
-def test_random_and_mangled_packets_on_every_channel(schedule, jitter) -> None:
+def test_random_and_mangled_packets_on_every_channel(schedule: Schedule, jitter: list[int]) -> None:
     play(start(CYBERDOG, stand=False), schedule, jitter)
 
 
 @settings(FUZZ, max_examples=examples(30))
 @given(stand=st.booleans(), schedule=schedules(packets(("command",), mangle=0)), jitter=jitters)
-def test_wild_robot_control_cmds(stand, schedule, jitter) -> None:
+def test_wild_robot_control_cmds(stand: bool, schedule: Schedule, jitter: list[int]) -> None:
     play(start(CYBERDOG, stand), schedule, jitter, tail=100)
 
 
@@ -618,7 +625,7 @@ GAIT_PARAMS = "# Gait Params\n[[step]]\nmode = 11\ngait_id = 110\nduration = 600
 @settings(FUZZ, max_examples=examples(20))
 @given(steps=st.lists(st.tuples(robot_commands(MOTION_PAIRS, ["sane", "extreme"]),
                                 st.integers(1, 300)), min_size=2, max_size=6))
-def test_every_motion_with_extreme_fields(steps) -> None:
+def test_every_motion_with_extreme_fields(steps: list[tuple[msgs.robot_control_cmd_lcmt, int]]) -> None:
     """From standing, with the heartbeat on and the user gait uploaded: each
     mode and gait the robot carries out, given numbers in their working range
     or anywhere a float32 reaches (accepted, so every clamp is exercised)."""
@@ -640,7 +647,7 @@ SANE_COMMANDS = [(12, 0, 0), (21, 5, 600), (21, 0, 0), (11, 3, 0), (11, 1, 1000)
 @settings(FUZZ, max_examples=examples(12))
 @given(steps=st.lists(st.tuples(st.sampled_from(SANE_COMMANDS), gaps, st.booleans()),
                       min_size=1, max_size=6))
-def test_heartbeat_gaps_and_the_command_timeout(steps) -> None:
+def test_heartbeat_gaps_and_the_command_timeout(steps: list[tuple[tuple[int, int, int], int, bool]]) -> None:
     """Valid commands, with and without heartbeats, and silences across 500 ms.
     Beyond the invariants: from 250 ticks after the last robot_control_cmd
     packet on, the active block is the timeout's damper or OFF."""
@@ -674,13 +681,13 @@ def test_heartbeat_gaps_and_the_command_timeout(steps) -> None:
        schedule=schedules(packets(("command", "command", "motor_ctrl", "motion_goal",
                                    "script_request", "user_gait_file"))),
        jitter=jitters)
-def test_every_command_source_interleaved(stand, schedule, jitter) -> None:
+def test_every_command_source_interleaved(stand: bool, schedule: Schedule, jitter: list[int]) -> None:
     play(start(CYBERDOG, stand), schedule, jitter, tail=100)
 
 
 @settings(FUZZ, max_examples=examples(20))
 @given(config=st.sampled_from([HUMANOID, NAO]), stand=st.booleans(), jitter=jitters, data=st.data())
-def test_humanoids(config, stand, jitter, data) -> None:
+def test_humanoids(config: str, stand: bool, jitter: list[int], data: st.DataObject) -> None:
     watch = start(config, stand)
     channels = ("command", "command", "motion_goal", "script_request", "script_request",
                 "motor_ctrl", "joint_state")
@@ -691,7 +698,7 @@ def test_humanoids(config, stand, jitter, data) -> None:
 @settings(FUZZ, max_examples=examples(20))
 @given(schedule=schedules(packets(("script_request", "script_request", "command"), HUMANOID,
                                   mangle=0), max_events=5))
-def test_script_requests(schedule) -> None:
+def test_script_requests(schedule: Schedule) -> None:
     """Keyframe scripts by name on the humanoid, which plays them beside a
     mode (an arm while the legs stand or walk) or in its script mode."""
     play(start(HUMANOID, stand=True), schedule, tail=150)
@@ -703,8 +710,9 @@ def test_script_requests(schedule) -> None:
        action=st.sampled_from([0, 1]), mirror=st.booleans(), priority=st.integers(0, 100),
        total_ms=st.one_of(st.just(0), int32), speed=st.floats(width=32),
        start_utime=st.one_of(st.just(0), int64))
-def test_every_accepted_script_request_can_be_announced(names, action, mirror, priority, total_ms,
-                                                        speed, start_utime) -> None:
+def test_every_accepted_script_request_can_be_announced(names: list[str], action: int, mirror: bool,
+                                                        priority: int, total_ms: int, speed: float,
+                                                        start_utime: int) -> None:
     """Director.request on its own (no ticks, so many examples): it never
     raises, and a request it accepts yields a SCRIPT_STARTED event that
     encodes (its float32 `value` is the chain's length in seconds)."""
@@ -735,11 +743,14 @@ def test_the_watch_catches_a_broken_tick() -> None:
             change(watch.rig)
             # re-encode the broken outputs into the joint command already in the outbox
             ctl = watch.rig.ctl
-            sent = msgs.joint_command_t.decode(bytes(out.get(watch.rig.ch["joint_cmd"])))
+            encoded = out.get(watch.rig.ch["joint_cmd"])
+            if encoded is None:
+                raise RuntimeError("the tick published no joint_cmd")     # not an AssertionError: fail the test
+            sent = msgs.joint_command_t.decode(bytes(encoded))
             ctl.kernel.encode_joint_command(ctl.joint_cmd_fingerprint, sent.utime, sent.tick)
             return out
 
-        watch.rig.ctl.step = step   # type: ignore[method-assign]
+        watch.rig.ctl.step = step   # type: ignore[method-assign]  # break the tick on purpose
         with pytest.raises(AssertionError) as failure:
             watch.run(5)
         return str(failure.value)
@@ -789,7 +800,9 @@ def test_the_fuzzer_reaches_the_states_it_is_meant_to_check() -> None:
         watch.run(1500, heartbeat_every=50)
     assert {(12, 21), (21, 11), (11, 3), (3, 7)} <= watch.transitions
     # The fast joint_cmd reader agrees with the generated decoder.
+    assert rig.last_out is not None
     data = rig.last_out.get(rig.ch["joint_cmd"])
+    assert data is not None
     tick, n, values = joint_cmd_values(data)
     jc = msgs.joint_command_t.decode(data)
     assert (tick, n) == (jc.tick, jc.num_joints) and jc.tick == rig.ctl.tick - 1

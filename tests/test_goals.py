@@ -255,7 +255,8 @@ def test_speed_profile_applies_to_later_and_running_moves() -> None:
     r.send(goal(GoalKind.MOVE_CONTINUOUS, 4, speed=2.0, rotation=0.0, timeout=5.0))
     r.run(1.0)
     assert r.commands[-1] == pytest.approx((0.5, 0.0, 0.0))
-    assert r.commands[250][0] == pytest.approx(0.5)       # 1 m/s^2: full speed after 0.5 s
+    full = r.commands[250]
+    assert full is not None and full[0] == pytest.approx(0.5)   # 1 m/s^2: full speed after 0.5 s
     r.send(goal(GoalKind.SET_SPEED_PROFILE, 5, max_acc=1.0, max_speed=0.2, max_rotation=1.0))
     r.run(0.5)
     assert r.commands[-1] == pytest.approx((0.2, 0.0, 0.0))
@@ -273,7 +274,9 @@ def test_a_new_move_preempts_the_running_one() -> None:
     assert events[0].value == pytest.approx(r.odom.forward) and "goal 2" in events[0].text
     start = r.odom.x
     # No jump in speed at the hand-over: the new move starts from the robot's speed.
-    assert r.tick() == pytest.approx((r.commands[-2][0], 0.0, 0.0), abs=goals.DEFAULT_MAX_ACC * DT * 2)
+    before = r.commands[-2]
+    assert before is not None
+    assert r.tick() == pytest.approx((before[0], 0.0, 0.0), abs=goals.DEFAULT_MAX_ACC * DT * 2)
     done = r.until_done()
     assert (done.goal_id, done.reason) == (2, Reason.REACHED)
     r.settle()

@@ -2,7 +2,9 @@
 leg kinematics and the open-loop quintic walk. Pure functions, no sockets."""
 import itertools
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -169,10 +171,11 @@ def test_config_is_per_joint_for_both_kinds() -> None:
     np.testing.assert_allclose(hum.torque_limit[[0, 11, 12, 19]], [8.4, 8.4, 6.0, 6.0])
     assert {"fold", "crouch", "stand", "lie"} <= set(hum.poses)
     assert hum.walk is not None and hum.walk.walk_gaits == {3} and hum.locomotion is None
+    assert dog.motor_ctrl_mutation_limit is not None
     assert dog.walk is None and dog.motor_ctrl_mutation_limit.shape == (12,)
 
 
-def write_variant(tmp_path: Path, edit) -> Path:
+def write_variant(tmp_path: Path, edit: Callable[[dict[str, Any]], object]) -> Path:
     data = yaml.safe_load(CONFIG.read_text())
     data["locomotion"]["walk"] = str(ROOT / "gaits" / "humanoid" / "quintic_walk.yaml")
     data["scripts"]["directories"] = [str(CONFIG.parent / d) for d in data["scripts"]["directories"]]
@@ -197,7 +200,8 @@ def write_variant(tmp_path: Path, edit) -> Path:
     (lambda d: d["geometry"].update(thigh=-1), "geometry.thigh"),
     (lambda d: d["locomotion"].update(walk="nowhere.yaml"), "locomotion.walk"),
 ])
-def test_humanoid_config_errors_name_file_and_key(tmp_path: Path, edit, where: str) -> None:
+def test_humanoid_config_errors_name_file_and_key(tmp_path: Path, edit: Callable[[dict[str, Any]], object],
+                                                  where: str) -> None:
     path = write_variant(tmp_path, edit)
     with pytest.raises(ConfigError) as err:
         load_config(path)
@@ -392,9 +396,9 @@ def test_joint_targets_stay_inside_position_and_velocity_limits(walk, params, li
 
 def test_swing_apex_is_the_foot_rise(walk, kin, params):
     walk.reset()
-    apex = {"left": [], "right": []}
+    apex: dict[str, list[float]] = {"left": [], "right": []}
     current = {"left": 0.0, "right": 0.0}
-    for k in range(int(4.0 / DT)):
+    for _k in range(int(4.0 / DT)):
         frame = walk.step(DT, (0.2, 0.05, 0.2))
         feet = world_feet(kin, frame, walk.joint_targets(frame))
         for side, (pos, _) in feet.items():

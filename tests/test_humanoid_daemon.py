@@ -4,12 +4,16 @@ the simulated robot (tests/harness.py). No sockets."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from harness import Rig
 
 from controller import msgs
+from controller.behaviours.base import HumanoidRobot
+from controller.behaviours.biped_locomotion import BipedLocomotion
+from controller.behaviours.damper import Damper
 from controller.robot.humanoid_kinematics import rpy_of
 from controller.robot.kinematics import rotation_rpy
 
@@ -35,7 +39,8 @@ def walk_to_stand(rig: Rig) -> None:
     rig.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 6000)
 
 
-def decode_last(rig: Rig, channel: str, kind):
+def decode_last(rig: Rig, channel: str, kind: type[Any]) -> Any:
+    assert rig.last_out is not None
     data = rig.last_out.get(rig.ch[channel])
     return None if data is None else kind.decode(data)
 
@@ -55,6 +60,7 @@ def test_boots_off_and_stands_through_the_crouch() -> None:
     np.testing.assert_allclose(rig.ctl.kernel.pos, rig.cfg.poses["stand"], atol=1e-9)
     rig.run(300)
     # The sim carries the body's weight: the measured pose sags a little.
+    assert rig.robot is not None
     np.testing.assert_allclose(rig.robot.q, rig.cfg.poses["stand"], atol=0.06)
     assert rig.body_height() == pytest.approx(rig.cfg.stand_height, abs=0.01)
 
@@ -81,6 +87,7 @@ def test_the_quadruped_status_carries_its_12_joints() -> None:
     for _ in range(60):
         rig.tick()
         status = decode_last(rig, "status", msgs.controller_status_t) or status
+    assert status is not None
     assert status.num_joints == 12 and len(status.motor_error) == 12
 
 
@@ -106,6 +113,7 @@ def test_pose_gait5_reaches_a_lower_height_with_flat_feet(standing: Rig) -> None
     rig.send(21, 5, duration=1000, pos_des=(0.0, 0.0, 0.32))
     rig.run_until(lambda r: r.last.mode == 21 and r.last.bar == 100, 1500)
     robot = rig.ctl.robot
+    assert isinstance(robot, HumanoidRobot)
     q = rig.ctl.kernel.pos
     assert robot.body_height(q) == pytest.approx(0.32, abs=1e-6)
     for sole in robot.feet(q):
@@ -126,6 +134,7 @@ def test_pose_height_is_clamped_into_the_range(standing: Rig) -> None:
 def test_relative_pose_turns_the_torso_over_fixed_feet(standing: Rig) -> None:
     rig = standing
     robot = rig.ctl.robot
+    assert isinstance(robot, HumanoidRobot)
     before = robot.feet(rig.ctl.kernel.pos)
     rpy, shift = np.array([0.05, 0.15, 0.1]), np.array([0.01, 0.0, -0.03])
     rig.send(21, 0, duration=1000, rpy_des=rpy, pos_des=shift)
@@ -148,6 +157,7 @@ def test_walk_advances_the_odometry_with_flat_feet_inside_the_limits() -> None:
     rig = humanoid(record_joints=True)
     rig.stand()
     cfg, robot = rig.cfg, rig.ctl.robot
+    assert isinstance(robot, HumanoidRobot) and cfg.walk is not None
     params = cfg.walk.params
     x0 = rig.ctl.odom.x
     rig.joint_cmds.clear()
@@ -189,6 +199,7 @@ def test_leaving_the_walk_waits_for_it_to_stop(standing: Rig) -> None:
     # At most the running step plus the closing step, reported TRANSITIONING.
     assert len(walk_resp) >= 2
     assert all(r.switch_status == 1 for r in walk_resp)
+    assert rig.cfg.walk is not None
     assert walk_resp[-1].t_ns - walk_resp[0].t_ns <= 2 * rig.cfg.walk.params.step_duration * 1e9
     x = rig.ctl.odom.x
     rig.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 2000)
@@ -205,6 +216,7 @@ def test_stand_gait_stops_the_walk_and_reports_transitioning_meanwhile(standing:
     rig.run(1200)
     gaits = [(r.gait_id, r.switch_status) for r in rig.responses]
     assert gaits[0] == (3, 1) and gaits[-1] == (1, 0)
+    assert isinstance(rig.ctl.fsm.state, BipedLocomotion)
     assert rig.ctl.fsm.state.walk.is_stopped()
 
 
@@ -249,6 +261,7 @@ def test_passive_damper_keeps_damping_every_joint(standing: Rig) -> None:
     rig.run(5000)
     # The quadruped releases its abad damping after 2400 ticks; a biped has
     # no abad, so every joint stays damped until the 3000-tick end.
+    assert isinstance(rig.ctl.fsm.state, Damper)
     assert rig.mode == 7 and rig.ctl.fsm.state.count > 2400
     assert not rig.ctl.kernel.kp.any() and np.all(rig.ctl.kernel.kd > 0)
 
@@ -271,16 +284,19 @@ def test_a_motion_goal_walks_the_humanoid_and_stops_with_both_feet_down(standing
     goal = msgs.motion_goal_t()
     goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 7, 0.4, 20.0   # MOVE_DISTANCE
     rig.raw(rig.ch["motion_goal"], goal.encode())
-    events: list = []
+    events: list[msgs.motion_event_t] = []
     for _ in range(10000):
         rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        assert rig.last_out is not None
         events += [msgs.motion_event_t.decode(data) for _, ch, data in rig.last_out.messages
                    if ch == rig.ch["motion_event"]]
         if any(e.kind == 1 for e in events):
             break
     assert [(e.goal_id, e.kind, e.reason) for e in events] == [(7, 5, 0), (7, 1, 1)]   # REACHED
+    assert rig.cfg.walk is not None
     assert rig.last.gait_id == rig.cfg.walk.default_gait
     rig.run(1500)
+    assert isinstance(rig.ctl.fsm.state, BipedLocomotion)
     assert rig.ctl.fsm.state.walk.is_stopped() and rig.last.gait_id == 1
     # The walk closes with one more step after the goal: up to half a step past.
     params = rig.cfg.walk.params

@@ -118,6 +118,7 @@ def goal(kind: int, goal_id: int, **fields: float) -> bytes:
 
 
 def events(rig: Rig) -> list[msgs.motion_event_t]:
+    assert rig.last_out is not None
     return [msgs.motion_event_t.decode(data) for _, ch, data in rig.last_out.messages
             if ch == rig.ch["motion_event"]]
 
@@ -275,10 +276,14 @@ def log_calls() -> dict[str, set[str]]:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "_error" and len(node.args) == 3 \
                 and isinstance(node.args[2], ast.Constant):
-            events.setdefault(node.args[2].value, set()).update(error_fields)
+            name = node.args[2].value
+            assert isinstance(name, str), ast.dump(node)        # an event name
+            events.setdefault(name, set()).update(error_fields)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
                 and func.value.attr == "log" and node.args and isinstance(node.args[0], ast.Constant):
-            events.setdefault(node.args[0].value, set()).update(
+            name = node.args[0].value
+            assert isinstance(name, str), ast.dump(node)        # an event name
+            events.setdefault(name, set()).update(
                 k.arg for k in node.keywords if k.arg)
     return events
 
@@ -287,8 +292,8 @@ def test_documented_log_events_exist_with_their_fields() -> None:
     code = log_calls()
     rows = [cells for cells in table_rows(doc_sections()["Counters and log events"])
             if len(cells) == 4 and CELL_NAME.match(cells[0])]
-    documented = {CELL_NAME.match(cells[0])[1]: set(re.findall(r"`([^`]+)`", cells[2]))
-                  for cells in rows}
+    documented = {m[1]: set(re.findall(r"`([^`]+)`", cells[2]))
+                  for cells in rows if (m := CELL_NAME.match(cells[0]))}     # every row matches
     assert len(documented) >= 10
     for event, fields in documented.items():
         assert event in code, f"docs/VALIDATION.md names a log event the controller never writes: {event}"
@@ -319,6 +324,7 @@ def test_documented_gaits_are_the_behaviours_gaits() -> None:
         if gaits_cell.startswith("any"):
             assert gaits is None, mode
         else:
+            assert gaits is not None, mode
             assert gaits == {int(g) for g in re.findall(r"-?\d+", gaits_cell)}, mode
 
 
@@ -343,8 +349,8 @@ def resolve(expression: str) -> float:
             call = part.endswith("()")
             value = getattr(value, part.removesuffix("()"))
             if call:
-                value = value()     # type: ignore[operator]
-        return float(value)         # type: ignore[arg-type]
+                value = value()     # type: ignore[operator]  # the doc's `name()` names a callable
+        return float(value)         # type: ignore[arg-type]  # the doc's constants are numbers
     raise AssertionError(expression)
 
 
@@ -353,9 +359,13 @@ def test_documented_limits_are_the_constants() -> None:
             and "`" in cells[2]]
     assert len(rows) >= 15
     for name, value_cell, constant_cell in rows:
-        value = float(re.match(r"[\d.]+", value_cell)[0])
+        number = re.match(r"[\d.]+", value_cell)
+        assert number is not None, value_cell
+        value = float(number[0])
         unit = value_cell.split()[1] if len(value_cell.split()) > 1 else ""
-        expression = re.search(r"`([^`]+)`", constant_cell)[1]
+        quoted = re.search(r"`([^`]+)`", constant_cell)
+        assert quoted is not None, constant_cell
+        expression = quoted[1]
         constant_unit = m[1] if (m := re.search(r"\((\w+)\)", constant_cell)) else ""
         actual = resolve(expression)
         if constant_unit:

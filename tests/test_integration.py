@@ -11,7 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import lcm
 import numpy as np
@@ -54,17 +56,17 @@ class Client:
         while self.running:
             inst.handle_timeout(50)
 
-    def _on_response(self, _ch, data) -> None:
+    def _on_response(self, _ch: str, data: bytes) -> None:
         t = time.monotonic_ns()
         with self.lock:
             self.responses.append((t, msgs.robot_control_response_lcmt.decode(data)))
 
-    def _on_status(self, _ch, data) -> None:
+    def _on_status(self, _ch: str, data: bytes) -> None:
         t = time.monotonic_ns()
         with self.lock:
             self.status.append((t, msgs.controller_status_t.decode(data)))
 
-    def _on_joint_cmd(self, _ch, data) -> None:
+    def _on_joint_cmd(self, _ch: str, data: bytes) -> None:
         t = time.monotonic_ns()
         # tick is the second int64 after the 8-byte fingerprint.
         tick = int.from_bytes(data[16:24], "big", signed=True)
@@ -72,7 +74,7 @@ class Client:
             self.joint_cmd_ticks.append((t, tick))
 
     def send(self, mode: int, gait: int = 0, duration: int = 0, life_count: int | None = None,
-             **fields) -> msgs.robot_control_cmd_lcmt:
+             **fields: Any) -> msgs.robot_control_cmd_lcmt:
         if life_count is None:
             self.life_count = (self.life_count + 1) % 128
             life_count = self.life_count
@@ -92,7 +94,8 @@ class Client:
             self.heartbeat()
             time.sleep(min(period, max(0.0, end - time.monotonic())))
 
-    def wait_for(self, predicate, timeout: float, heartbeat: bool = True):
+    def wait_for(self, predicate: Callable[[msgs.robot_control_response_lcmt], bool], timeout: float,
+                 heartbeat: bool = True) -> msgs.robot_control_response_lcmt:
         """The first response since now for which predicate holds."""
         with self.lock:
             start = len(self.responses)
@@ -118,10 +121,10 @@ class Client:
 
 
 @pytest.fixture
-def daemon(tmp_path):
-    log = open(tmp_path / "motiond.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
-                             "--log-level", "info"], cwd=ROOT, stderr=log, stdout=log)
+def daemon(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
+    with open(tmp_path / "motiond.log", "w") as log:       # the daemon has its own copy
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+                                 "--log-level", "info"], cwd=ROOT, stderr=log, stdout=log)
     client = Client()
     deadline = time.monotonic() + 15
     while not client.status:
@@ -133,7 +136,6 @@ def daemon(tmp_path):
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(5)
-    log.close()
 
 
 def stand(client: Client) -> None:
@@ -181,7 +183,7 @@ def test_timeout_shows_mode_7_within_500_ms_plus_2_ticks(daemon):
 
 def change_ticks(client: Client, since_ns: int) -> list[tuple[int, int, int]]:
     """(tick, mode, gait) at each change, from controller_status (sent on every change)."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     with client.lock:
         for t, s in client.status:
             if t >= since_ns and (not out or (s.mode, s.gait_id) != out[-1][1:]):
@@ -269,8 +271,8 @@ def test_client_with_its_own_cyberdog_types_works_unchanged(daemon, tmp_path):
                     *map(str, tmp_path.glob("*.lcm"))], check=True)
     sys.path.insert(0, str(tmp_path / "gen"))
     try:
-        from robot_control_cmd_lcmt import robot_control_cmd_lcmt
-        from robot_control_response_lcmt import robot_control_response_lcmt
+        from robot_control_cmd_lcmt import robot_control_cmd_lcmt  # type: ignore[import-not-found]  # lcm-gen output, made above
+        from robot_control_response_lcmt import robot_control_response_lcmt  # type: ignore[import-not-found]  # lcm-gen output, made above
     finally:
         sys.path.pop(0)
     assert robot_control_cmd_lcmt.__module__ == "robot_control_cmd_lcmt"  # not motiond's
@@ -405,10 +407,10 @@ def test_motionctl_script_waves_the_humanoid_arm_over_udpm(tmp_path):
     motion_event, and the script in controller_status meanwhile; a name with a
     path is refused (exit 2)."""
     config = "config/humanoid20.yaml"
-    log = open(tmp_path / "motiond.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
-                             "--config", config, "--log-level", "info"],
-                            cwd=ROOT, stderr=log, stdout=log)
+    with open(tmp_path / "motiond.log", "w") as log:       # the daemon has its own copy
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+                                 "--config", config, "--log-level", "info"],
+                                cwd=ROOT, stderr=log, stdout=log)
     client = Client()
     try:
         deadline = time.monotonic() + 15
@@ -428,6 +430,7 @@ def test_motionctl_script_waves_the_humanoid_arm_over_udpm(tmp_path):
             with client.lock:
                 seen |= {s.script.split(" frame")[0] for _, s in client.status if s.script}
             time.sleep(0.1)
+        assert wave.stdout is not None
         out = wave.stdout.read()
         assert wave.returncode == 0, out
         assert "started request" in out and "FINISHED request" in out, out

@@ -34,7 +34,7 @@ def test_kernel_matches_numpy_reference(seed):
     for t in np.linspace(-0.2, 3.2, 60):
         previous = k.pos.copy()
         k.step(t)
-        ref = evaluate(t, *(getattr(k, f) for f in FIELDS), previous)
+        ref = evaluate(t, **{f: getattr(k, f) for f in FIELDS}, prev_pos=previous)
         for name, expected in zip(("pos", "vel", "kp", "kd", "tau"), ref):
             np.testing.assert_allclose(getattr(k, name), expected, atol=1e-6, rtol=0,
                                        err_msg=f"{name} at t={t}")
@@ -48,9 +48,9 @@ def test_the_pure_python_version_matches_the_numpy_reference(seed):
     previous = rng.uniform(-3, 3, 64)
     previous[::7] = np.nan
     for t in np.linspace(-0.2, 3.2, 40):
-        inputs = [getattr(k, f) for f in FIELDS]
-        ref = evaluate(t, *inputs, previous)
-        plain = evaluate_python(t, *(a.tolist() for a in inputs), previous.tolist())
+        inputs = {f: getattr(k, f) for f in FIELDS}
+        ref = evaluate(t, **inputs, prev_pos=previous)
+        plain = evaluate_python(t, **{f: a.tolist() for f, a in inputs.items()}, prev_pos=previous.tolist())
         for name, expected, got in zip(("pos", "vel", "kp", "kd", "tau"), ref, plain):
             np.testing.assert_allclose(got, expected, atol=1e-9, rtol=0, err_msg=f"{name} at t={t}")
         previous = np.asarray(plain[0])

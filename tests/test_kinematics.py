@@ -1,13 +1,15 @@
 import numpy as np
 import pytest
 
-from controller.robot.config import load_config
+from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics, rotation_rpy
 
 
 @pytest.fixture(scope="module")
-def kin():
-    return QuadrupedKinematics(load_config().geometry)
+def kin() -> QuadrupedKinematics:
+    geometry = load_config().geometry
+    assert isinstance(geometry, Geometry)
+    return QuadrupedKinematics(geometry)
 
 
 def test_ik_round_trip_over_the_workspace(kin):

@@ -9,14 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from harness import Rig
+from numpy.typing import ArrayLike
 
 from controller import msgs
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitError, load_gait, load_gaits
-from controller.robot.config import load_config
+from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
 
 CFG = load_config()
+assert isinstance(CFG.geometry, Geometry) and CFG.locomotion is not None    # the default: the quadruped
 KIN = QuadrupedKinematics(CFG.geometry)
 LOCO = CFG.locomotion
 GAITS = load_gaits(LOCO.gaits_dir, 4)
@@ -31,7 +33,8 @@ def generator() -> GaitGenerator:
     return gen
 
 
-def walk(gen: GaitGenerator, gait_id: int, v, ticks: int, step_height: float = 0.05):
+def walk(gen: GaitGenerator, gait_id: int, v: ArrayLike, ticks: int,
+         step_height: float = 0.05) -> list[np.ndarray]:
     cmd = GaitCommand(GAITS[gait_id], np.asarray(v, dtype=float), step_height, 0.0)
     return [gen.step(cmd) for _ in range(ticks)]
 
@@ -51,13 +54,15 @@ def test_contact_pattern_matches_the_definition(gait_id):
     walk(gen, gait_id, v, 3 * gen.cycle_ticks + 200)   # settle into the timing
     cycle = gen.cycle_ticks
     timing = gen.timing
-    swinging, landed = [], [[] for _ in range(4)]
+    assert timing is not None
+    swinging: list[np.ndarray] = []
+    landed: list[list[int]] = [[] for _ in range(4)]
     for k in range(2 * cycle):
         before = gen.swinging.copy()
         walk(gen, gait_id, v, 1)
         swinging.append(gen.swinging.copy())
-        for leg in np.flatnonzero(before & ~gen.swinging):
-            landed[leg].append(k)
+        for lander in np.flatnonzero(before & ~gen.swinging):
+            landed[lander].append(k)
     duty = 1.0 - np.mean(swinging, axis=0)
     np.testing.assert_allclose(duty, timing.duty(), atol=1.0 / cycle)
     seg = gen.segment_ticks
@@ -167,6 +172,7 @@ def walking() -> Rig:
 
 
 def odometry(rig: Rig) -> msgs.localization_lcmt | None:
+    assert rig.last_out is not None
     data = rig.last_out.get(rig.ch["global_to_robot"])
     return msgs.localization_lcmt.decode(data) if data is not None else None
 
@@ -184,6 +190,7 @@ def test_ten_seconds_at_0_3_m_s_give_3_m_of_odometry(walking):
             start = start or msg
             samples.append(msg)
     end = samples[-1]
+    assert start is not None
     travelled = end.xyz[0] - start.xyz[0]
     assert travelled == pytest.approx(3.0, rel=0.02)
     assert abs(end.xyz[1]) < 1e-6 and abs(end.rpy[2]) < 1e-6
@@ -258,6 +265,7 @@ def test_leaving_locomotion_slows_down_and_finishes_the_cycle(walking):
     # The generator's state on the hand-over tick:
     assert gen.speed() <= LOCO.leave_speed and gen.boundary and not gen.airborne().any()
     assert gen.gait.id == LOCO.leave_gait
+    assert slow_since is not None
     assert k - slow_since >= gen.cycle_ticks       # at least one more full cycle
     rig.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 3000)
 
@@ -307,7 +315,7 @@ def test_variable_frequency_trot_picks_its_timing_by_speed(walking):
 
 
 # -- motion goals -------------------------------------------------------------------
-def goal(kind: int, goal_id: int, **fields) -> bytes:
+def goal(kind: int, goal_id: int, **fields: float) -> bytes:
     msg = msgs.motion_goal_t()
     msg.kind, msg.goal_id = kind, goal_id
     for name, value in fields.items():
@@ -317,9 +325,10 @@ def goal(kind: int, goal_id: int, **fields) -> bytes:
 
 def run_goal(rig: Rig, data: bytes, max_ticks: int) -> list[msgs.motion_event_t]:
     rig.raw(rig.ch["motion_goal"], data)
-    events = []
+    events: list[msgs.motion_event_t] = []
     for _ in range(max_ticks):
         rig.tick()
+        assert rig.last_out is not None
         for _, channel, payload in rig.last_out.messages:
             if channel == rig.ch["motion_event"]:
                 events.append(msgs.motion_event_t.decode(payload))
@@ -391,6 +400,7 @@ def upload(rig: Rig, name: str) -> int:
     fs.data = (USER_DIR / name).read_text()
     rig.raw(rig.ch["user_gait_file"], fs.encode())
     rig.tick()
+    assert rig.last_out is not None
     return msgs.file_recv_lcmt.decode(rig.last_out.get(rig.ch["user_gait_result"])).result
 
 

@@ -5,6 +5,7 @@ an interrupted ramp, switched-off joints)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,7 @@ def test_off_keep_and_non_interpolated_lines():
     motion = parse_mof(mof("m", line("-", "*", "10"), line("5", interpolate=0, ms=40)),
                        "m.mof", COLS)
     first, second = motion.instructions[:2]
+    assert isinstance(first, JointLine) and isinstance(second, JointLine)
     assert first.action[:3].tolist() == [OFF, KEEP, SET]
     assert first.angles[2] == pytest.approx(math.radians(10))
     assert not second.interpolate and second.duration == pytest.approx(0.040)
@@ -266,7 +268,8 @@ def test_an_extern_file_routes_requests(tmp_path):
 
 
 # -- playing on the kernel ----------------------------------------------------------------
-def ticks_until(cond, k: Kernel, player: MofPlayer, first: int, last: int, q_meas=None):
+def ticks_until(cond: Callable[[], object], k: Kernel, player: MofPlayer, first: int, last: int,
+                q_meas: np.ndarray | None = None) -> int | None:
     """Step player and kernel tick by tick; the first tick at which cond() holds."""
     for tick in range(first, last + 1):
         t = tick * DT
@@ -327,8 +330,8 @@ def test_stand_loops_while_requested_and_leaves_when_the_request_goes():
     # net falls through to `transition allMotions extern start`.
     player.set_request(None, 410 * DT)
     assert player.progress == pytest.approx(20.0)   # re-planned: 20 ms of the last line done
-    tick = ticks_until(lambda: player.done, k, player, 410, 500)
-    assert tick is not None and abs(tick - 450) <= 1
+    done_at = ticks_until(lambda: player.done, k, player, 410, 500)
+    assert done_at is not None and abs(done_at - 450) <= 1
     assert player.progress == 100.0 and player.motion is None
 
 
@@ -353,7 +356,8 @@ def test_the_fixture_hardness_ramp():
         np.testing.assert_allclose(k.kp, end, atol=1e-9)
 
 
-def play(text: str, q_now: np.ndarray, ticks: int, q_meas=None, step_limited=True):
+def play(text: str, q_now: np.ndarray, ticks: int, q_meas: np.ndarray | None = None,
+         step_limited: bool = True) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool, float]]:
     """Run a one-motion net; per tick (after the kernel) a copy of pos, kp and kd."""
     k = kernel(step_limited)
     k.track(q_now)

@@ -11,10 +11,17 @@ from harness import Rig
 
 from controller.motion.motions import MotionLibrary, load_motion
 from controller.motion.steps import StepError
-from controller.robot.config import load_config
+from controller.robot.config import MotionsConfig, load_config
 
 CFG = load_config()
-LIBRARY = CFG.motions
+
+
+def configured_motions() -> MotionsConfig:
+    assert CFG.motions is not None, "config/cyberdog2.yaml configures mode-62 motions"
+    return CFG.motions
+
+
+LIBRARY = configured_motions()
 POSE_ONLY = (1, 2, 4, 5, 6)          # relative poses that add up to zero
 
 

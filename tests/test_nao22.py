@@ -6,7 +6,9 @@ the fake clock (tests/harness.py). No sockets."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,7 +28,7 @@ from controller.motion.mof import (
 )
 from controller.motion.playback import MofPlayback, Position
 from controller.protocol.constants import BAN_TRANS
-from controller.robot.config import ConfigError, load_config
+from controller.robot.config import Config, ConfigError, MofConfig, load_config
 from controller.robot.humanoid_kinematics import HumanoidLegKinematics
 from controller.robot.native import Kernel
 from controller.sim.joint_sim import SimRobot
@@ -40,7 +42,10 @@ def cfg():
     return load_config(NAO)
 
 
-def write_variant(tmp_path: Path, edit) -> Path:
+Edit = Callable[[Any], None]   # changes a loaded YAML tree in place
+
+
+def write_variant(tmp_path: Path, edit: Edit) -> Path:
     """nao22.yaml edited by `edit`, in tmp_path with its FSM table."""
     data = yaml.safe_load(NAO.read_text())
     if "mof" in data:   # the .mof directory is named relative to the config
@@ -91,9 +96,9 @@ def test_the_other_configs_have_no_mof_binding():
         load_mof_columns(ROOT / "config" / "humanoid20.yaml")
 
 
-def _set(path: str, value):
+def _set(path: str, value: Any) -> Edit:
     """An edit that sets data[a][b]... = value for path 'a.b...'."""
-    def edit(data):
+    def edit(data: Any) -> None:
         *parents, last = path.split(".")
         for key in parents:
             data = data[int(key) if key.isdigit() else key]
@@ -101,8 +106,8 @@ def _set(path: str, value):
     return edit
 
 
-def _pop(path: str):
-    def edit(data):
+def _pop(path: str) -> Edit:
+    def edit(data: Any) -> None:
         *parents, last = path.split(".")
         for key in parents:
             data = data[key]
@@ -140,7 +145,7 @@ def _reorder_columns(data):
     (_set("gains.walk", yaml.safe_load(NAO.read_text())["gains"]["pose"]),
      "gains.walk: set, but there is no `locomotion`"),
 ])
-def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit, where: str) -> None:
+def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit: Edit, where: str) -> None:
     path = write_variant(tmp_path, edit)
     with pytest.raises(ConfigError) as err:
         load_config(path)
@@ -160,7 +165,7 @@ def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit, where: s
     (_set("mof.files", []), "mof.files: expected a list of .mof file names"),
     (_set("mof.directory", "nowhere"), "mof.directory"),
 ])
-def test_bad_net_keys_are_refused(tmp_path: Path, edit, where: str) -> None:
+def test_bad_net_keys_are_refused(tmp_path: Path, edit: Edit, where: str) -> None:
     path = write_variant(tmp_path, edit)
     with pytest.raises(ConfigError, match=r"^" + str(path).replace(".", r"\.")) as err:
         load_config(path)
@@ -179,7 +184,9 @@ def test_the_net_of_stand_and_nod_is_built_from_the_config(cfg):
     assert set(nod.labels) == {"start", "again"}
     # While requested, nod loops (two 250 ms lines); a stand request leaves
     # through the head's return (200 ms) straight into stand.
-    plan = net.plan(net.entry("nod"), "nod")
+    entry = net.entry("nod")
+    assert entry is not None
+    plan = net.plan(entry, "nod")
     assert not plan.leaves and plan.duration == pytest.approx(0.5)
     plan = net.plan(net.label("nod", "again"), "stand")
     assert not plan.leaves and [pos[0] for pos in plan.lines] == ["nod"] * 3 + ["stand"]
@@ -198,7 +205,7 @@ def test_a_bad_mof_file_is_reported_and_left_out(tmp_path: Path) -> None:
         data["mof"] = {"directory": str(directory),
                        "files": ["stand.mof", "wave.mof", "nod.mof", "missing.mof"]}
     cfg = load_config(write_variant(tmp_path, net_of_three))
-    net, errors = load_net(cfg.mof)
+    net, errors = load_net(mof_of(cfg))
     assert set(net.motions) == {"stand", "nod"}
     (wave, missing) = errors
     assert (wave.source, wave.line) == (str(directory / "wave.mof"), 7)
@@ -217,20 +224,25 @@ DEG = math.pi / 180.0
 T0 = 1000   # start tick: 2 s into the controller clock
 
 
-def kernel_for(cfg) -> Kernel:
+def mof_of(cfg: Config) -> MofConfig:
+    assert cfg.mof is not None, f"{cfg.path} binds no .mof columns"
+    return cfg.mof
+
+
+def kernel_for(cfg: Config) -> Kernel:
     # As controller.py builds it: no target moves faster than its velocity limit.
     return Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
 
 
-def joint_line(cfg, motion: str, index: int) -> JointLine:
-    lines = [i for i in load_net(cfg.mof)[0].motions[motion].instructions if isinstance(i, JointLine)]
+def joint_line(cfg: Config, motion: str, index: int) -> JointLine:
+    lines = [i for i in load_net(mof_of(cfg))[0].motions[motion].instructions if isinstance(i, JointLine)]
     return lines[index]
 
 
-def mof_target(cfg, degrees: dict[str, float]) -> np.ndarray:
+def mof_target(cfg: Config, degrees: dict[str, float]) -> np.ndarray:
     """.mof degrees per column -> joint angles (rad, wire order) by the
     columns' sign and offset; NaN for the columns not given."""
-    cols = cfg.mof.columns
+    cols = mof_of(cfg).columns
     q = np.full(cfg.num_joints, np.nan)
     for c, name in enumerate(cols.names):
         if name in degrees:
@@ -239,20 +251,21 @@ def mof_target(cfg, degrees: dict[str, float]) -> np.ndarray:
 
 
 # stand.mof's joint line (the B-Human documentation's example), in .mof degrees.
-STAND_MOF = dict(zip(MOF_HEADER[2:], [0, -50, -2, -40, 0, -50, -2, -40, -6, -1, -43, 92,
+STAND_MOF: dict[str, float] = dict(zip(MOF_HEADER[2:], [0, -50, -2, -40, 0, -50, -2, -40, -6, -1, -43, 92,
                                       -48, 0, -6, -1, -43, 92, -48, -1]))
 
 
-def play(cfg, motion: str, q0: np.ndarray, ticks: int, gains: float = 0.5):
+def play(cfg: Config, motion: str, q0: np.ndarray, ticks: int,
+         gains: float = 0.5) -> tuple[MofPlayback, list[tuple[Any, ...]]]:
     """Start a MofPlayback at T0 from q0 with `gains` x the full-hardness
     gains in force, then step it and the kernel tick by tick. Returns the
     playback and per tick (tick, position, pos, kp, kd, done)."""
     k = kernel_for(cfg)
-    full = cfg.mof.full_gains
+    full = mof_of(cfg).full_gains
     k.track(q0)
     k.set_gains(gains * full.kp, gains * full.kd)
     k.step((T0 - 1) * cfg.dt)
-    pb = MofPlayback(load_net(cfg.mof)[0], motion, cfg.dt)
+    pb = MofPlayback(load_net(mof_of(cfg))[0], motion, cfg.dt)
     pb.start(k, T0, q0, q0)
     out = []
     for tick in range(T0, T0 + ticks):

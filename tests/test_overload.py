@@ -4,7 +4,9 @@ flood is test_faults_daemon.py::test_a_10_khz_command_flood_keeps_the_tick_at_50
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ def standing() -> Rig:
     return r
 
 
-def events(logs: list[dict], name: str) -> list[dict]:
+def events(logs: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
     return [e for e in logs if e["event"] == name]
 
 

@@ -178,7 +178,7 @@ def test_the_wheel_holds_kernel_bindings_code_data_and_entry_points(built: Built
     scripts = configparser.ConfigParser()
     scripts.read_string(entry_points)
     assert dict(scripts["console_scripts"]) == PYPROJECT["scripts"]
-    assert sorted(metadata.get_all("Requires-Dist")) == sorted(
+    assert sorted(metadata.get_all("Requires-Dist") or []) == sorted(
         [*PYPROJECT["dependencies"], *(f'{d}; extra == "{extra}"'
                                        for extra, deps in PYPROJECT["optional-dependencies"].items()
                                        for d in deps)])

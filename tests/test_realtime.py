@@ -70,6 +70,7 @@ def test_a_tick_reuses_its_outbox_and_payloads():
     rig = Rig()
     rig.run(20)
     out = rig.last_out
+    assert out is not None
     payload = out.get(rig.ch["joint_cmd"])
     rig.run(2)
     assert rig.last_out is out and out.get(rig.ch["joint_cmd"]) is payload
@@ -100,7 +101,7 @@ def test_the_tick_makes_no_reference_cycles(config):
         _exercise(rig)
         assert rig.ctl.tick - ticks > 2500
         assert gc.collect() == 0       # nothing a collection would have had to free
-        cycle = [None]
+        cycle: list[object] = [None]
         cycle[0] = cycle               # the check itself can see a cycle
         del cycle
         assert gc.collect() == 1
@@ -138,7 +139,7 @@ def test_the_frozen_heap_collects_when_the_budget_is_spent(monkeypatch):
     with realtime.FrozenHeap(True) as heap:
         junk = []
         for _ in range(600):
-            pair = [None, None]
+            pair: list[object] = [None, None]
             pair[0] = pair
             junk.append(pair)
         del junk, pair
@@ -147,7 +148,9 @@ def test_the_frozen_heap_collects_when_the_budget_is_spent(monkeypatch):
             pair = [None]
             pair[0] = pair
         del pair
-        found, ns = heap.collect_if_due()
+        collected = heap.collect_if_due()
+        assert collected is not None
+        found, ns = collected
         assert found >= 1199 and ns > 0 and heap.collections == 1
 
 

@@ -5,6 +5,7 @@ Runs only inside the private network namespace of `make test` (tests/netns.sh).
 """
 from __future__ import annotations
 
+import functools
 import signal
 import subprocess
 import sys
@@ -40,13 +41,20 @@ class StatusWatch:
         self.foreign: list[str] = []
         for ns in namespaces:
             self.lcm.subscribe(with_namespace(CFG, ns).lcm.channels["status"],
-                               lambda ch, data, ns=ns: self._on_status(ns, data))
+                               functools.partial(self._on_channel_status, ns))
         # Anything un-namespaced on the joint port would be cross-talk (LCM's
         # own start-up self test aside).
-        self.lcm.subscribe("[^/]*", lambda ch, _data: ch == "LCM_SELF_TEST" or self.foreign.append(ch))
+        self.lcm.subscribe("[^/]*", self._on_unnamespaced)
         self.running = True
         self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
+
+    def _on_channel_status(self, ns: str, _channel: str, data: bytes) -> None:
+        self._on_status(ns, data)
+
+    def _on_unnamespaced(self, channel: str, _data: bytes) -> None:
+        if channel != "LCM_SELF_TEST":
+            self.foreign.append(channel)
 
     def _on_status(self, ns: str, data: bytes) -> None:
         self.latest[ns] = status = msgs.controller_status_t.decode(data)

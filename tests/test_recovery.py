@@ -5,6 +5,7 @@ test_faults_daemon.py."""
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from harness import Rig, command
 from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.config import load_config
+from controller.robot.native import Payload
 from controller.service import runtime as runtime_module
 from controller.service.runtime import SHUTDOWN_TICKS, Runtime
 from controller.sim.joint_sim import SimRobot
@@ -28,7 +30,7 @@ def standing() -> Rig:
 def damped(rig: Rig) -> bool:
     """The last joint command is the passive damper: no stiffness, some damping."""
     k = rig.ctl.kernel
-    return not k.kp.any() and k.kd.any()
+    return not k.kp.any() and bool(k.kd.any())
 
 
 # -- the client dies mid-sequence ------------------------------------------------------------
@@ -63,6 +65,7 @@ def test_a_restarted_controller_is_off_and_limp_and_does_not_move_to_an_old_targ
     old = standing
     stand_target = old.ctl.kernel.pos.copy()
     r = Rig(record_joints=True)
+    assert isinstance(r.robot, SimRobot) and isinstance(old.robot, SimRobot)
     r.robot.q[:] = old.robot.q
     r.run(1000, heartbeat=False)
     for jc in r.joint_cmds:
@@ -80,7 +83,8 @@ def test_a_restarted_controller_is_off_and_limp_and_does_not_move_to_an_old_targ
 # -- SIGTERM mid-motion -------------------------------------------------------------------
 @pytest.mark.parametrize("mode, gait, fields", [(11, 3, {"vel_des": [0.5, 0.0, 0.0]}),
                                                 (7, 1, {}), (16, 6, {})])
-def test_shutdown_is_the_passive_damper_on_the_next_tick_from_any_motion(mode, gait, fields) -> None:
+def test_shutdown_is_the_passive_damper_on_the_next_tick_from_any_motion(mode: int, gait: int,
+                                                                         fields: dict[str, Any]) -> None:
     """Extends test_controller.py::test_shutdown_commands_the_damper (standing) to
     a trot (whose hand-over to 7 would wait for it to slow down), the stiff
     active lie-down and a jump (whose hand-over waits for the landing)."""
@@ -105,19 +109,19 @@ class LoopBus:
         self.inbox: list[tuple[str, bytes]] = []
         self.sent: list[tuple[str, bytes]] = []
 
-    def subscribe(self, port: str, channel: str) -> None:
-        self.taken.setdefault(port, 0)
-        self.crc.setdefault(port, 0)
+    def subscribe(self, port_name: str, channel: str) -> None:
+        self.taken.setdefault(port_name, 0)
+        self.crc.setdefault(port_name, 0)
 
     def drain(self) -> list[tuple[str, bytes]]:
         out, self.inbox = self.inbox, []
         return out
 
-    def publish(self, port: str, channel: str, data: bytes) -> None:
+    def publish(self, port_name: str, channel: str, data: Payload) -> None:
         self.sent.append((channel, bytes(data)))    # data is only valid during the call
 
 
-def test_sigterm_mid_trot_damps_for_100_ms_then_run_returns_0(monkeypatch) -> None:
+def test_sigterm_mid_trot_damps_for_100_ms_then_run_returns_0(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real loop (Runtime.run) with the sim on a fake clock; the signal
     arrives while the robot trots. The daemon-level half (a real SIGTERM, the
     exit code) is test_faults_daemon.py::test_sigterm_mid_trot_damps_then_exits_0."""

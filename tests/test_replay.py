@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from harness import command
@@ -11,6 +13,7 @@ from harness import command
 from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.config import load_config
+from controller.robot.native import Payload
 from controller.service.recording import RecordingError
 from controller.service.replay import (
     CRC_COMMAND,
@@ -44,9 +47,9 @@ class LoggedBus:
         self.log: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         self.subscribed: set[str] = set()
 
-    def subscribe(self, port: str, channel: str) -> None:
-        self.taken.setdefault(port, 0)
-        self.crc.setdefault(port, 0)
+    def subscribe(self, port_name: str, channel: str) -> None:
+        self.taken.setdefault(port_name, 0)
+        self.crc.setdefault(port_name, 0)
         self.subscribed.add(channel)
 
     def send(self, port: str, channel: str, data: bytes) -> None:
@@ -64,8 +67,8 @@ class LoggedBus:
             inbox += packets
         return inbox
 
-    def publish(self, port: str, channel: str, data: bytes) -> None:
-        self.log[port].append((channel, bytes(data)))   # data is only valid during the call
+    def publish(self, port_name: str, channel: str, data: Payload) -> None:
+        self.log[port_name].append((channel, bytes(data)))   # data is only valid during the call
 
 
 class Session:
@@ -78,7 +81,7 @@ class Session:
         self.life = 0
         self.ch = self.cfg.lcm.channels
 
-    def send(self, mode: int, gait: int = 0, **fields) -> None:
+    def send(self, mode: int, gait: int = 0, **fields: Any) -> None:
         self.life += 1
         self.last = command(mode, gait, self.life, **fields).encode()
         self.bus.send("command", self.ch["command"], self.last)
@@ -208,10 +211,10 @@ def test_a_restarted_daemon_replays_its_first_run() -> None:
     assert "restarted after 1570 ticks" in result.notes[0]
 
 
-def _raise_at(tick: int):
+def _raise_at(tick: int) -> Callable[..., Any]:
     original = Controller._script_tick
 
-    def failing(self, *args):
+    def failing(self: Any, *args: Any) -> Any:
         if self.tick == tick and not getattr(self, "raised", False):
             self.raised = True             # once per controller, as a deterministic bug would
             raise RuntimeError("injected bug")
@@ -219,7 +222,7 @@ def _raise_at(tick: int):
     return failing
 
 
-def test_a_step_that_raised_in_the_daemon_replays_when_it_raises_again(monkeypatch) -> None:
+def test_a_step_that_raised_in_the_daemon_replays_when_it_raises_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Controller, "_script_tick", _raise_at(400))
     s = a_session()
     assert s.rt.internal_errors == 1

@@ -16,8 +16,9 @@ from itertools import pairwise
 
 import pytest
 
-from controller.core.controller import Controller
+from controller.core.controller import Controller, Outbox, Timing
 from controller.robot.config import load_config
+from controller.robot.native import Payload
 from controller.service import runtime as runtime_module
 from controller.service.runtime import Runtime
 from controller.service.sdnotify import Notifier
@@ -32,15 +33,22 @@ class StubBus:
         self.taken: dict[str, int] = {}
         self.crc: dict[str, int] = {}
 
-    def subscribe(self, port: str, channel: str) -> None:
-        self.taken.setdefault(port, 0)
-        self.crc.setdefault(port, 0)
+    def subscribe(self, port_name: str, channel: str) -> None:
+        self.taken.setdefault(port_name, 0)
+        self.crc.setdefault(port_name, 0)
 
     def drain(self) -> list[tuple[str, bytes]]:
         return []
 
-    def publish(self, port: str, channel: str, data: bytes) -> None:
+    def publish(self, port_name: str, channel: str, data: Payload) -> None:
         pass
+
+
+def status_tick(status: str) -> int:
+    """The tick a WATCHDOG STATUS line reports."""
+    found = re.search(r"tick (\d+),", status)
+    assert found, status
+    return int(found.group(1))
 
 
 class FakeClock:
@@ -89,12 +97,12 @@ def failing_between(ctl: Controller, clock: FakeClock, start_ns: int, end_ns: in
     """Make ctl.step raise while start_ns <= fake time < end_ns."""
     step = ctl.step
 
-    def maybe_failing(now_ns, inbox, timing):
+    def maybe_failing(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
         if start_ns <= now_ns < end_ns:
             raise RuntimeError("injected failure")
         return step(now_ns, inbox, timing)
 
-    ctl.step = maybe_failing
+    ctl.step = maybe_failing  # type: ignore[method-assign]  # the test wraps this one controller's tick
 
 
 def test_ready_once_then_pings_every_half_period(rig):
@@ -117,7 +125,7 @@ def test_ready_once_then_pings_every_half_period(rig):
     cfg = ctl.cfg
     assert all(f"STATUS={cfg.robot}: mode {cfg.fsm.name(ctl.fsm.mode)}, tick " in s
                for s in statuses)
-    ticks = [int(re.search(r"tick (\d+),", s).group(1)) for s in statuses]
+    ticks = [status_tick(s) for s in statuses]
     assert [b - a for a, b in pairwise(ticks)] == [g // TICK_NS for g in gaps]
 
 
@@ -211,9 +219,13 @@ def test_stop_request_sends_stopping_once(rig):
 def test_without_systemd_the_loop_sends_nothing_and_checks_once(rig, monkeypatch):
     clock, ctl, _ = rig
     rt = Runtime(ctl, StubBus(), max_ticks=50, notifier=Notifier.from_env({}))
-    calls = []
+    calls: list[int] = []
     notify = rt._notify
-    monkeypatch.setattr(rt, "_notify", lambda now: (calls.append(now), notify(now)))
+
+    def counted(now_ns: int) -> None:
+        calls.append(now_ns)
+        notify(now_ns)
+    monkeypatch.setattr(rt, "_notify", counted)
     rt.run()
     clock.collect()
     assert clock.received == []

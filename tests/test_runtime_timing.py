@@ -4,12 +4,14 @@ controller_status reports the window's percentiles and the overruns."""
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 import pytest
 
 from controller import msgs
-from controller.core.controller import Controller
+from controller.core.controller import Controller, Outbox, Timing
 from controller.robot.config import load_config
+from controller.robot.native import Payload
 from controller.service import runtime as runtime_module
 from controller.service.runtime import SHUTDOWN_TICKS, Runtime
 
@@ -22,14 +24,14 @@ class RecordingBus:
         self.crc: dict[str, int] = {}
         self.sent: list[tuple[str, bytes]] = []
 
-    def subscribe(self, port: str, channel: str) -> None:
-        self.taken.setdefault(port, 0)
-        self.crc.setdefault(port, 0)
+    def subscribe(self, port_name: str, channel: str) -> None:
+        self.taken.setdefault(port_name, 0)
+        self.crc.setdefault(port_name, 0)
 
     def drain(self) -> list[tuple[str, bytes]]:
         return []
 
-    def publish(self, port: str, channel: str, data) -> None:
+    def publish(self, port_name: str, channel: str, data: Payload) -> None:
         self.sent.append((channel, bytes(data)))
 
 
@@ -52,17 +54,17 @@ class ScriptedClock:
 
 @pytest.fixture
 def timed(monkeypatch):
-    def make(late: dict[int, int], body: dict[int, int], ticks: int):
+    def make(late: dict[int, int], body: dict[int, int], ticks: int) -> tuple[list[Any], list[Any]]:
         clock = ScriptedClock(late, body)
         monkeypatch.setattr(runtime_module, "lib", clock)
         ctl = Controller(load_config())
         step = ctl.step
 
-        def timed_step(now_ns, inbox, timing):
+        def timed_step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
             out = step(now_ns, inbox, timing)
             clock.now += body.get(ctl.tick - 1, 0)
             return out
-        ctl.step = timed_step
+        ctl.step = timed_step  # type: ignore[method-assign]  # the test wraps this one controller's tick
         bus = RecordingBus()
         rt = Runtime(ctl, bus, max_ticks=ticks)
         assert rt.run() == 0
@@ -113,12 +115,12 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
     rt = Runtime(ctl, bus)
     step = ctl.step
 
-    def signalled_mid_tick(now_ns, inbox, timing):
+    def signalled_mid_tick(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
         out = step(now_ns, inbox, timing)
         if ctl.tick == 100:                # tick 99 has just been computed
             rt.request_stop(signal.SIGTERM)
         return out
-    ctl.step = signalled_mid_tick
+    ctl.step = signalled_mid_tick  # type: ignore[method-assign]  # the test wraps this one controller's tick
     assert rt.run() == 0
     traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ctl.cfg.lcm.channels["tick_trace"]]
     damped = [t.tick for t in traces if t.flags & t.FLAG_SHUTDOWN]

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import pytest
 from harness import Rig
 
 from controller import msgs
+from controller.behaviours.scripted import ScriptedMode
 
 TICK_MS = 2
+Report = tuple[int, int, int, int]   # mode, gait, switch_status, progress (Controller.last_reported)
 SCRIPTED = (64, 16, 22)
 TRANSITIONING, BAN_TRANS = 1, 5
 
@@ -61,7 +65,7 @@ class Recorder:
         self.script_done: int | None = None   # first tick a scripted mode's script had ended
         self.scripted_ticks = 0
 
-    def send(self, mode: int, gait: int = 0, **fields) -> int:
+    def send(self, mode: int, gait: int = 0, **fields: Any) -> int:
         """Queue a command; return the tick that will process it."""
         self.rig.send(mode, gait, **fields)
         return self.rig.ctl.tick
@@ -73,6 +77,7 @@ class Recorder:
             tick = ctl.tick
             rig.tick(heartbeat=tick % 50 == 0)
             self.rows.append((tick, ctl.last_reported))
+            assert rig.last_out is not None
             for _, channel, data in rig.last_out.messages:
                 if channel == rig.ch["status"]:
                     self.statuses.append(msgs.controller_status_t.decode(data))
@@ -83,11 +88,11 @@ class Recorder:
                 assert k.flagged == 0, f"tick {tick}: the kernel clamped {k.flagged} joints"
                 assert np.all(k.pos >= cfg.q_min) and np.all(k.pos <= cfg.q_max), \
                     f"tick {tick}: a joint command is outside the joint limits"
-                if self.script_done is None and state.playback is not None \
-                        and state.playback.done:
+                if self.script_done is None and isinstance(state, ScriptedMode) \
+                        and state.playback is not None and state.playback.done:
                     self.script_done = tick
 
-    def until(self, predicate, max_ticks: int) -> int:
+    def until(self, predicate: Callable[[Report], bool], max_ticks: int) -> int:
         """Step until predicate(reported) holds; return that tick."""
         for _ in range(max_ticks):
             self.step()
@@ -96,7 +101,7 @@ class Recorder:
                 return tick
         raise AssertionError(f"not reached within {max_ticks} ticks; last {self.rows[-1]}")
 
-    def first(self, predicate, since: int = 0) -> int:
+    def first(self, predicate: Callable[[Report], bool], since: int = 0) -> int:
         """The first recorded tick >= since whose report satisfies predicate."""
         for tick, rep in self.rows:
             if tick >= since and predicate(rep):
@@ -108,9 +113,15 @@ class Recorder:
         return [rep for tick, rep in self.rows if tick >= start and (end is None or tick < end)]
 
 
+def scripted(rig: Rig, mode: int) -> ScriptedMode:
+    behaviour = rig.ctl.fsm.behaviours[mode]
+    assert isinstance(behaviour, ScriptedMode)
+    return behaviour
+
+
 def stage_ticks(rig: Rig, mode: int, gait: int) -> dict[str, int]:
     """Ticks of each script of the chain `mode`/`gait` plays, as loaded."""
-    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
+    chain = scripted(rig, mode).chains[gait]
     durations = [f.duration_ticks for f in chain.frames]
     out, k = {}, 0
     for part in chain.parts:
@@ -121,7 +132,7 @@ def stage_ticks(rig: Rig, mode: int, gait: int) -> dict[str, int]:
 
 def expected_position(rig: Rig, mode: int, gait: int, rel: int) -> tuple[str, int]:
     """("<script> frame <k>", progress) `rel` ticks after entry, from the chain."""
-    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
+    chain = scripted(rig, mode).chains[gait]
     ends = list(np.cumsum([f.duration_ticks for f in chain.frames]))
     index = min(bisect_right(ends, rel), len(ends) - 1)
     for part in chain.parts:
@@ -171,7 +182,9 @@ def test_the_greeting_reports_each_stage_on_time_and_ends_standing(rig, start):
     boundary = entry
     for bar, stage in zip((25, 50, 75, 100), GREETING):
         boundary += stages[stage]
-        seen = rec.first(lambda rep, bar=bar: rep[3] >= bar, since=entry)
+        def reached(rep: Report, bar: int = bar) -> bool:
+            return rep[3] >= bar
+        seen = rec.first(reached, since=entry)
         assert seen == boundary, f"{bar} after {stage}: tick {seen}, expected {boundary}"
     done = rec.first(lambda rep: rep[3] == 100, since=entry)
     assert done - entry == total
@@ -276,7 +289,7 @@ def test_each_jump_reports_100_a_landing_delay_after_its_script(rig, gait):
     # 0 until the script has ended (and through the landing delay), then 100.
     assert all(rep[3] == 0 for rep in rec.reports(entry, done))
     assert all(rep[3] == 100 for rep in rec.reports(done))
-    assert done - rec.script_done == LANDING_TICKS
+    assert rec.script_done is not None and done - rec.script_done == LANDING_TICKS
     assert (done - entry) * TICK_MS < minimum_ms                       # SPEC §9
     responses = [r for r in rig.responses if r.tick >= entry]
     assert all((r.mode, r.gait_id, r.switch_status) == (16, gait, 0) for r in responses)
@@ -365,13 +378,14 @@ def test_controller_status_names_the_script_frame_and_its_progress(rig, mode, ga
     ticks = [s.tick for s in playing]
     assert ticks[0] == entry, "a status goes out on the change of mode"
     assert max(b - a for a, b in pairwise(ticks)) <= 50, "10 Hz"
-    parts = []
+    parts: list[str] = []
     for s in playing:
         assert s.mode == mode and s.gait_id == gait
         text, progress = expected_position(rig, mode, gait, s.tick - entry)
-        assert FRAME.match(s.script), s.script
+        frame = FRAME.match(s.script)
+        assert frame, s.script
         assert (s.script, s.script_progress) == (text, progress), f"tick {s.tick}"
-        name = FRAME.match(s.script).group(1)
+        name = frame.group(1)
         if not parts or parts[-1] != name:
             parts.append(name)
     assert parts == [p.name for p in chain.parts]

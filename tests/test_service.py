@@ -132,13 +132,13 @@ def test_daemon_under_fake_systemd(tmp_path):
     env = dict(os.environ, NOTIFY_SOCKET=str(tmp_path / "notify"),
                WATCHDOG_USEC=str(watchdog_usec), JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
     proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim"],
-                            cwd=ROOT, env=env, stderr=service_end, stdout=subprocess.DEVNULL)
+                            cwd=ROOT, env=env, stderr=service_end.fileno(), stdout=subprocess.DEVNULL)
     service_end.close()
     try:
         first = receive(notify, 20)
         assert first is not None, "no READY=1 within 20 s"
         assert first[1].startswith(b"READY=1\nSTATUS=" + load_config().robot.encode())
-        pings = []
+        pings: list[int] = []
         window_end = time.monotonic() + 1.5
         while time.monotonic() < window_end:
             got = receive(notify, 1.0)

@@ -1,5 +1,6 @@
 """The shared step-record machinery (SPEC §4.6, §8.3): controller.motion.steps."""
 import tomllib
+from typing import Any
 
 import pytest
 
@@ -13,18 +14,18 @@ from controller.motion.steps import (
     read_steps,
     record_from,
 )
-from controller.protocol.block import FROM_COMMAND
+from controller.protocol.block import FROM_COMMAND, Block
 
 
-def command_step(ctx: StepContext):
+def command_step(ctx: StepContext) -> list[Block]:
     """The simplest handler: command-field keys straight into the record."""
     apply_command_fields(ctx)
     ctx.take_duration()
     return [ctx.block()]
 
 
-def read(text, tick_ms=2.0, **kw):
-    warnings = []
+def read(text: str, tick_ms: float = 2.0, **kw: Any) -> tuple[list[Block], list[str]]:
+    warnings: list[str] = []
     blocks = read_steps(tomllib.loads(text), "doc.toml", command_step, tick_ms=tick_ms,
                         warnings=warnings, **kw)
     return blocks, warnings
@@ -246,7 +247,7 @@ def test_a_handler_may_skip_a_step_or_yield_several_blocks():
 
 
 def test_record_from_copies_the_fields_it_starts_from():
-    previous = {"vel_des": [1.0, 2.0, 3.0], "mode": 11}
+    previous: dict[str, Any] = {"vel_des": [1.0, 2.0, 3.0], "mode": 11}
     record = record_from(previous)
     record.fields["vel_des"][0] = 9.0
     assert previous["vel_des"][0] == 1.0

@@ -3,6 +3,7 @@ import itertools
 import math
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,12 +40,12 @@ def definition(g):
 
 
 def gait_def(text):
-    warnings = []
+    warnings: list[str] = []
     return parse_gait_def(text, warnings=warnings), warnings
 
 
 def params(text, **kw):
-    warnings = []
+    warnings: list[str] = []
     return parse_gait_params(text, warnings=warnings, **kw), warnings
 
 
@@ -163,9 +164,9 @@ def test_def_bounds_are_refused_not_truncated():
 
 def test_gait_def_validates_directly_built_sections():
     with pytest.raises(GaitDefError):
-        GaitSection((T, T, T), 1)
+        GaitSection((T, T, T), 1)   # type: ignore[arg-type]  # deliberately three legs: must be refused
     with pytest.raises(GaitDefError):
-        GaitSection((T, T, T, 1), 1)
+        GaitSection((T, T, T, 1), 1)   # type: ignore[arg-type]  # deliberately an int: must be refused
     with pytest.raises(GaitDefError):
         GaitSection((T, T, T, T), 0)
     with pytest.raises(GaitDefError):
@@ -184,18 +185,24 @@ def expected_contact(sections, segment):
     raise AssertionError
 
 
+def four(contact: tuple[int, int, int, int]) -> tuple[bool, bool, bool, bool]:
+    """A section's contact flags as the four bools GaitSection takes."""
+    a, b, c, d = (bool(x) for x in contact)
+    return a, b, c, d
+
+
 WALK = [((1, 1, 0, 1), 3), ((0, 0, 1, 1), 2), ((0, 1, 1, 1), 2), ((1, 1, 1, 1), 1),
         ((1, 0, 1, 0), 4), ((1, 1, 1, 1), 2)]
 
 
 def test_contact_table_is_one_bool_row_per_segment():
-    g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
+    g = GaitDef(tuple(GaitSection(four(contact), n) for contact, n in WALK))
     table = g.contact_table()
     assert table.dtype == np.bool_ and table.shape == (g.period_segments, 4) == (14, 4)
 
 
 def test_contact_pattern_matches_the_sections_over_several_cycles():
-    g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
+    g = GaitDef(tuple(GaitSection(four(contact), n) for contact, n in WALK))
     d = definition(g)
     assert d.segments == g.period_segments
     for segment in range(3 * g.period_segments):
@@ -251,7 +258,7 @@ def test_a_leg_always_in_stance_has_one_interval_of_the_whole_cycle():
 
 
 def test_phase_is_monotonic_within_an_interval_and_below_one():
-    g = GaitDef(tuple(GaitSection(tuple(bool(c) for c in contact), n) for contact, n in WALK))
+    g = GaitDef(tuple(GaitSection(four(contact), n) for contact, n in WALK))
     d = definition(g)
     for leg in range(4):
         for segment in range(2 * d.segments):
@@ -366,7 +373,7 @@ def test_params_tick_length_and_source_are_parameters():
 
 # -- usergait packing (SPEC §8.4) ----------------------------------------------------
 
-FULL_STEP = {
+FULL_STEP: dict[str, Any] = {
     "type": "usergait", "gait_id": 110,
     "body_vel_des": [0.1, 0.02, 0.3],
     "body_pos_des": [0.01, 0.05, 0.02, 0.003, 0.004, -0.01],
@@ -378,7 +385,7 @@ FULL_STEP = {
 
 
 def test_usergait_step_maps_onto_command_fields():
-    warnings = []
+    warnings: list[str] = []
     f = usergait_step_to_fields(FULL_STEP, warnings=warnings)
     assert warnings == []
     assert (f["mode"], f["gait_id"], f["contact"], f["value"], f["duration"]) == (11, 110, 15, 1, 1200)
@@ -441,7 +448,8 @@ def test_packing_then_decoding_recovers_heights_to_a_millimetre():
 
 def test_usergait_step_decodes_back_to_what_was_asked():
     f = usergait_step_to_fields(FULL_STEP)
-    block = Block(**{k: tuple(v) if isinstance(v, list) else v for k, v in f.items() if k != "duration"})
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in f.items() if k != "duration"}
+    block = Block(**fields)
     p = decode_user_gait(block)
     assert p.step_heights == pytest.approx((0.04, 0.05, 0.061, 0.031), abs=1e-9)
     assert all(0 <= b - h <= 0.001 for b, h in zip(p.step_heights, FULL_STEP["step_height"]))
@@ -457,7 +465,7 @@ def test_landing_gain_packs_by_floor_and_warns_when_it_will_not_decode():
     assert pack_landing_gain(1.55) == 15 and pack_landing_gain(0.3) == 3 and pack_landing_gain(1.3) == 13
     with pytest.raises(ValueError):
         pack_landing_gain(12.8)
-    warnings = []
+    warnings: list[str] = []
     f = usergait_step_to_fields({"landing_gain": 10.0}, warnings=warnings)
     assert f["contact"] == 100
     assert any("landing_gain" in w and "default 1.0" in w for w in warnings)
@@ -474,7 +482,7 @@ def test_usergait_step_refusals_and_warnings():
         usergait_step_to_fields({"use_mpc_traj": 2})
     with pytest.raises(StepError, match="mu: must be finite"):
         usergait_step_to_fields({"mu": math.nan})
-    warnings = []
+    warnings: list[str] = []
     usergait_step_to_fields({"mu": 0.4}, warnings=warnings)
     assert warnings == [("usergait step: gait_id: missing, so it inherits 0, which is not a user gait "
                          "(80-100, 110; SPEC §5.2)")]
@@ -502,7 +510,7 @@ duration = 1200
 type = "usergait"
 body_vel_des = [0.1, 0.0, 0.0]
 """)
-    warnings = []
+    warnings: list[str] = []
     blocks = read_steps(doc, "walk.toml", usergait_step, warnings=warnings)
     assert [(b.mode, b.gait_id, b.duration) for b in blocks] == [(11, 110, 600), (11, 110, 300)]
     assert blocks[1].step_height == (40040.0, 50050.0) and blocks[1].contact == 10
@@ -512,7 +520,7 @@ body_vel_des = [0.1, 0.0, 0.0]
 # -- decoding and sanitising (SPEC §8.4) ---------------------------------------------
 
 def user_block(**fields):
-    base = {"mode": 11, "gait_id": 110, "contact": 10, "step_height": (40040.0, 40040.0),
+    base: dict[str, Any] = {"mode": 11, "gait_id": 110, "contact": 10, "step_height": (40040.0, 40040.0),
             "acc_des": (1.0,) * 6, "ctrl_point": (0.0, 0.0, 0.4)}
     base.update(fields)
     return Block(**base)

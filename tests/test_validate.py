@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def only(findings: list[Finding]) -> Finding:
     return findings[0]
 
 
-def failure(path: Path, **kw) -> str:
+def failure(path: Path, **kw: Any) -> str:
     """The message of the one failing Finding for `path`."""
     f = only(validate_paths([path], **kw))
     assert not f.ok, f
@@ -61,7 +62,7 @@ def test_ok_messages_summarise_the_file():
 
 
 # -- keyframe scripts -------------------------------------------------------------------------
-def frame(ms, *targets: str) -> str:
+def frame(ms: float, *targets: str) -> str:
     lines = [f"- duration: {ms}", "  targets:"]
     lines += [f"    - {{{t}}}" for t in targets]
     return "\n".join(lines) + "\n"
@@ -133,8 +134,8 @@ def test_script_with_a_config_that_does_not_load(tmp_path):
 
 
 # -- step-list motions (.toml) -----------------------------------------------------------------
-def step(**fields) -> str:
-    def value(x):
+def step(**fields: Any) -> str:
+    def value(x: Any) -> Any:
         return f'"{x}"' if isinstance(x, str) else str(x).lower() if isinstance(x, bool) else x
     return "[[step]]\n" + "".join(f"{k} = {value(x)}\n" for k, x in fields.items()) + "\n"
 

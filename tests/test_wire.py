@@ -1,6 +1,7 @@
 """Wire compatibility with CyberDog 2 (SPEC §1) and the layout of motiond's own types."""
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,7 +10,7 @@ from controller import msgs
 LCMTYPES = Path(__file__).resolve().parent.parent / "lcmtypes"
 
 
-def base_hash(kind) -> int:
+def base_hash(kind: Any) -> int:   # an lcm-gen message class (untyped)
     # The generated _get_hash_recursive returns the wire fingerprint: the base
     # hash rotated left by one bit. Undo the rotation.
     wire = kind._get_hash_recursive([])

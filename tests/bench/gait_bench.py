@@ -18,7 +18,9 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import yaml
@@ -29,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from controller.motion.biped_walk import QuinticWalk, load_walk_params
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import load_gaits
-from controller.robot.config import load_config
+from controller.robot.config import Geometry, load_config
 from controller.robot.humanoid_kinematics import HumanoidGeometry, HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
@@ -37,8 +39,10 @@ from controller.robot.native import Kernel
 TICKS = 2000
 REPEATS = 7
 
+State = TypeVar("State")
 
-def per_tick_us(setup, tick) -> float:
+
+def per_tick_us(setup: Callable[[], State], tick: Callable[[State], object]) -> float:
     runs = []
     for _ in range(REPEATS):
         state = setup()
@@ -63,13 +67,15 @@ def kernel_baseline(n: int) -> float:
 
 def quadruped() -> float:
     cfg = load_config(ROOT / "config" / "cyberdog2.yaml")
-    kin = QuadrupedKinematics(cfg.geometry)
-    gaits = load_gaits(cfg.locomotion.gaits_dir, 4)
+    geometry, locomotion = cfg.geometry, cfg.locomotion
+    assert isinstance(geometry, Geometry) and locomotion is not None    # a quadruped config
+    kin = QuadrupedKinematics(geometry)
+    gaits = load_gaits(locomotion.gaits_dir, 4)
     q0 = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))[0]
     cmd = GaitCommand(gaits[3], np.array([0.4, 0.0, 0.3]), 0.05, 0.0)
 
     def setup():
-        gen = GaitGenerator(kin, cfg.locomotion, cfg.dt, gaits)
+        gen = GaitGenerator(kin, locomotion, cfg.dt, gaits)
         gen.start(q0, gaits[1])
         for _ in range(500):            # reach steady trotting first
             gen.step(cmd)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ REPEATS = 7
 TICKS = {"c": 20_000, "numpy": 2_000, "python": 500}
 
 
-def _timed(ticks: int, step) -> float:
+def _timed(ticks: int, step: Callable[[float], object]) -> float:
     """Mean seconds per call of step(t) over `ticks` ticks of 2 ms."""
     t = 0.3
     start = time.perf_counter()
@@ -44,13 +45,15 @@ def per_tick_us(n: int, scale: float = 1.0) -> dict[str, dict]:
     arrays = [getattr(k, f) for f in FIELDS]
     lists = [a.tolist() for a in arrays]
     prev_np, prev_list = k.pos.copy(), k.pos.tolist()
+    # every field, then the previous output: evaluate's positional arguments after t
+    args_np, args_list = (*arrays, prev_np), (*lists, prev_list)
     runs: dict[str, list[float]] = {"c": [], "numpy": [], "python": []}
     for _ in range(REPEATS):
         runs["c"].append(_timed(max(1, int(TICKS["c"] * scale)), k.step))
         runs["numpy"].append(_timed(max(1, int(TICKS["numpy"] * scale)),
-                                    lambda t: evaluate(t, *arrays, prev_np)))
+                                    lambda t: evaluate(t, *args_np)))
         runs["python"].append(_timed(max(1, int(TICKS["python"] * scale)),
-                                     lambda t: evaluate_python(t, *lists, prev_list)))
+                                     lambda t: evaluate_python(t, *args_list)))
     return {name: spread(np.array(v) * 1e6) for name, v in runs.items()}
 
 

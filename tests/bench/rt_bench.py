@@ -35,8 +35,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -48,7 +50,7 @@ from stats import Target, fmt, quantiles_us, spread
 
 from controller import msgs
 from controller._kernel import lib
-from controller.robot.config import load_config
+from controller.robot.config import Config, RealtimeConfig, load_config
 
 SECONDS = float(os.environ.get("BENCH_SECONDS", "60"))
 WINDOWS = 6
@@ -58,9 +60,16 @@ MISSED_NS = 2_000_000            # a tick woken more than one period late is mis
 BUMP_NS = 100_000_000            # a new command every 100 ms
 TROT = {"mode": 11, "gait_id": 3}
 VELOCITIES = ([0.3, 0.0, 0.2], [0.2, 0.0, -0.2])
-CONDITIONS = {"quiet": {"rate_hz": 100.0, "hog": False},
-              "cpu": {"rate_hz": 100.0, "hog": True},
-              "flood": {"rate_hz": 5000.0, "hog": False}}
+
+
+class Condition(TypedDict):
+    rate_hz: float
+    hog: bool
+
+
+CONDITIONS: dict[str, Condition] = {"quiet": {"rate_hz": 100.0, "hog": False},
+                                    "cpu": {"rate_hz": 100.0, "hog": True},
+                                    "flood": {"rate_hz": 5000.0, "hog": False}}
 JC_TICK = struct.Struct(">q")    # joint_command_t: fingerprint, utime, then tick at byte 16
 
 
@@ -75,7 +84,7 @@ def baseline_binary() -> Path:
     return out
 
 
-def run_baseline(seconds: float, rt) -> tuple[np.ndarray, str]:
+def run_baseline(seconds: float, rt: RealtimeConfig) -> tuple[np.ndarray, str]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "late.bin"
         proc = subprocess.run([str(baseline_binary()), str(HZ), str(seconds), str(rt.priority),
@@ -86,7 +95,7 @@ def run_baseline(seconds: float, rt) -> tuple[np.ndarray, str]:
 
 # -- stress ---------------------------------------------------------------------------
 @contextlib.contextmanager
-def cpu_hogs(enabled: bool):
+def cpu_hogs(enabled: bool) -> Iterator[int]:
     """A busy loop pinned to each core but the first, at normal priority."""
     procs = []
     if enabled:
@@ -112,7 +121,7 @@ class Observed:
 class Client:
     """Commands the daemon and stamps what comes back, on CLOCK_MONOTONIC."""
 
-    def __init__(self, cfg) -> None:
+    def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         ch = cfg.lcm.channels
         self.cmd_channel = ch["command"]
@@ -131,25 +140,25 @@ class Client:
         self.life_count = 0
         self.sent = 0
 
-    def _spin(self, inst) -> None:
+    def _spin(self, inst: lcm.LCM) -> None:
         while not self.stop.is_set():
             inst.handle_timeout(50)
 
-    def _on_joint_cmd(self, _channel, data) -> None:
+    def _on_joint_cmd(self, _channel: str, data: bytes) -> None:
         now = time.monotonic_ns()
         self.seen.jc_arrival[JC_TICK.unpack_from(data, 16)[0]] = now
 
-    def _on_trace(self, _channel, data) -> None:
+    def _on_trace(self, _channel: str, data: bytes) -> None:
         t = msgs.tick_trace_t.decode(data)
         self.seen.traces.append((t.tick, t.tick_ns, t.lateness_ns, t.prev_loop_ns,
                                  t.commands_accepted))
 
-    def _on_response(self, _channel, data) -> None:
+    def _on_response(self, _channel: str, data: bytes) -> None:
         now = time.monotonic_ns()
         r = msgs.robot_control_response_lcmt.decode(data)
         self.seen.responses.append((now, r.mode, r.order_process_bar))
 
-    def command(self, mode: int, gait_id: int = 0, vel_des=(0.0, 0.0, 0.0)) -> bytes:
+    def command(self, mode: int, gait_id: int = 0, vel_des: Sequence[float] = (0.0, 0.0, 0.0)) -> bytes:
         """A new command (fresh life_count), encoded."""
         self.life_count = (self.life_count + 1) % 128
         msg = msgs.robot_control_cmd_lcmt()
@@ -164,7 +173,8 @@ class Client:
         self.sent += 1
         return now
 
-    def wait_for(self, predicate, timeout_s: float, heartbeat: bytes | None = None) -> int | None:
+    def wait_for(self, predicate: Callable[[int, int], bool], timeout_s: float,
+                 heartbeat: bytes | None = None) -> int | None:
         """Heart-beat at 20 Hz until a response satisfies predicate; its arrival ns."""
         deadline = time.monotonic() + timeout_s
         checked = 0
@@ -190,7 +200,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def drive(client: Client, pid: int, seconds: float, rate_hz: float):
+def drive(client: Client, pid: int, seconds: float,
+          rate_hz: float) -> tuple[list[int], list[tuple[int, float]], float, bytes]:
     """Trot with a new command every 100 ms, publishing at rate_hz; returns the
     bumps' send times, window edges (ns) with the daemon's CPU seconds there,
     and the achieved packet rate."""
@@ -260,7 +271,7 @@ class Running:
 
 
 @contextlib.contextmanager
-def daemon_with_bridge(cfg, log: Path):
+def daemon_with_bridge(cfg: Config, log: Path) -> Iterator[Running]:
     """motiond, the sim as its bridge process (FIFO two below the daemon) and
     a client that has seen the first tick; all stopped on exit (SIGTERM)."""
     bridge = subprocess.Popen([sys.executable, str(Path(__file__).with_name("sim_bridge.py")),
@@ -287,7 +298,7 @@ def daemon_with_bridge(cfg, log: Path):
         run.client.close()
 
 
-def run_daemon(cfg, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
+def run_daemon(cfg: Config, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
     log = log_dir / "motiond.log"
     with daemon_with_bridge(cfg, log) as run:
         client = run.client
@@ -318,7 +329,7 @@ def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) ->
     # prev_loop_ns of tick k+1 is tick k's loop body
     loop = np.array([t[3] for t in window[1:]])
     bounds = [e[0] for e in edges]
-    per_window = {"lateness": [], "loop": [], "cpu": []}
+    per_window: dict[str, list[Any]] = {"lateness": [], "loop": [], "cpu": []}
     for (a, cpu_a), (b, cpu_b) in itertools.pairwise(edges):
         sel = [t for t in window if a <= t[1] < b]
         if len(sel) < 2:
@@ -343,7 +354,8 @@ def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) ->
     }
 
 
-def command_latency(traces, arrival: dict[int, int], bumps: list[int]) -> dict:
+def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[int, int],
+                    bumps: list[int]) -> dict:
     """Match each new command, in order, to the tick whose commands_accepted
     first counts it; the latency is that tick's joint_cmd arrival minus the
     command's send time."""
@@ -354,7 +366,9 @@ def command_latency(traces, arrival: dict[int, int], bumps: list[int]) -> dict:
     first_tick_of: dict[int, tuple[int, int]] = {}
     for tick, tick_ns, _, _, accepted in traces:
         first_tick_of.setdefault(accepted, (tick, tick_ns))
-    samples, unmatched, windows = [], 0, [[] for _ in range(WINDOWS)]
+    samples: list[int] = []
+    unmatched = 0
+    windows: list[list[int]] = [[] for _ in range(WINDOWS)]
     span = (bumps[-1] - bumps[0]) or 1
     for i, sent in enumerate(bumps):
         hit = first_tick_of.get((base + i + 1) & 0x7FFFFFFF)
@@ -382,7 +396,7 @@ def baseline_figures(late: np.ndarray) -> dict:
 
 
 # -- the whole benchmark -----------------------------------------------------------------------
-def measure(seconds: float = SECONDS, conditions=tuple(CONDITIONS), timeouts: int = TIMEOUTS,
+def measure(seconds: float = SECONDS, conditions: Iterable[str] = tuple(CONDITIONS), timeouts: int = TIMEOUTS,
             client_fifo: bool = True) -> dict:
     """Every condition's figures; with client_fifo this process (the client)
     moves to SCHED_FIFO one below the daemon, for good."""
@@ -415,7 +429,7 @@ def measure(seconds: float = SECONDS, conditions=tuple(CONDITIONS), timeouts: in
     return result
 
 
-def _flood_only(cfg, seconds: float, rate_hz: float) -> None:
+def _flood_only(cfg: Config, seconds: float, rate_hz: float) -> None:
     pub = lcm.LCM(cfg.lcm.url("command"))
     msg = msgs.robot_control_cmd_lcmt()
     msg.mode, msg.gait_id, msg.life_count = 11, 3, 1

@@ -10,6 +10,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -25,9 +26,9 @@ def main() -> int:
     if os.environ.get("MOTIOND_NETNS") != "1":
         sys.exit("run.py opens udpm sockets: run it as `make bench` (inside tests/netns.sh)")
     started = time.time()
-    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                           "python": platform.python_version(),
-                           "load_before": os.getloadavg()}}
+    results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                                           "python": platform.python_version(),
+                                           "load_before": os.getloadavg()}}
     results["kernel"] = kernel_bench.measure()
     print("\n".join(kernel_bench.report(results["kernel"])), "\n", flush=True)
     results["gait"] = gait_bench.measure()

@@ -7,6 +7,7 @@ the sim's physics in its loop. Run under tests/netns.sh only.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -32,14 +33,12 @@ def main() -> None:
     sim = SimRobot(cfg, kin)
     priority = int(os.environ.get("BRIDGE_PRIORITY", "0"))
     if priority:
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-        except OSError:
-            pass
     ch = cfg.lcm.channels
     joint = lcm.LCM(cfg.lcm.url("joint"))
 
-    def on_joint_cmd(_channel, data) -> None:
+    def on_joint_cmd(_channel: str, data: bytes) -> None:
         c = msgs.joint_command_t.decode(data)
         sim.step(np.array(c.position), np.array(c.velocity), np.array(c.kp), np.array(c.kd),
                  np.array(c.torque), cfg.dt)

@@ -10,8 +10,9 @@ truncated packets on every inbound channel, wild but well-formed commands
 (any mode and gait id, huge, negative and NaN floats).
 
 Pass: RSS grows less than 5 % from the end of the warm-up (the first tenth
-of the run, counted from the daemon's first tick) to the end, no tick is more than 2 ms late (the bench target), and the log
-holds no error (no internal_error, no exception).
+of the run, counted from the daemon's first tick) to the end, no tick is
+more than 2 ms late (the bench target), and the log holds no error (no
+internal_error, no exception).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -120,7 +122,7 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
     warm = max(1, len(rss) // 10)
     base = rss[warm - 1][1] if rss else 0
     errors = [e for e in events if e.get("level") in ("error", "critical")]
-    result = {
+    result: dict[str, Any] = {
         "seconds": seconds, "seed": seed, "faults": faults, "exit_code": run.exit_code,
         "rss_kb": {"after_warmup": base, "end": rss[-1][1] if rss else 0,
                    "max": max(v for _, v in rss) if rss else 0, "samples": len(rss)},

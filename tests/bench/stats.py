@@ -3,19 +3,21 @@ spread, and targets printed as pass/fail beside the figure."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def spread(values) -> dict:
+def spread(values: Iterable[float]) -> dict:
     """Median, min and max of repeated measurements of one figure."""
     values = [float(v) for v in values]
     return {"median": statistics.median(values), "min": min(values), "max": max(values),
             "runs": len(values)}
 
 
-def quantiles_us(samples_ns) -> dict:
+def quantiles_us(samples_ns: ArrayLike) -> dict:
     """p50/p99/p99.9/max of nanosecond samples, in microseconds (nearest rank,
     as the daemon's telemetry computes them)."""
     a = np.sort(np.asarray(samples_ns, dtype=np.float64))
