@@ -18,9 +18,9 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
-import yaml
 
 from controller.robot.config import Config, ConfigError, Geometry
+from controller.robot.config.reader import load_yaml
 from controller.robot.resources import CONFIG_DIR
 
 TIMESTEP = 0.0005           # s: the physics step; the motor law runs at every one
@@ -76,12 +76,7 @@ def physics_path(cfg: Config) -> Path:
 
 
 def load_figures(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
