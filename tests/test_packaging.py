@@ -238,5 +238,5 @@ def test_installed_daemon_runs_the_sim_on_the_installed_config(installed: Instal
     start = [e for e in events if e["event"] == "start"]
     assert len(start) == 1
     assert start[0]["config"] == str(installed.package / "data" / "config" / "cyberdog2.yaml")
-    assert start[0]["version"] == VERSION and start[0]["sim"] is True
+    assert start[0]["version"] == VERSION and start[0]["sim"] == "physics"
     assert [e["ticks"] for e in events if e["event"] == "shutdown"] == [50]

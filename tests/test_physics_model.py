@@ -16,8 +16,10 @@ from harness import Rig
 
 from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.joint_sim import SimRobot
 from controller.sim.model import Inertial, combine, inertia_matrix, physics_path, robot_mjcf
 from controller.sim.physics import PhysicsRobot
+from controller.sim.robot import JOINT, PHYSICS, make_sim
 
 CFG = load_config()
 FEET = frozenset(f"{leg}_foot" for leg in CFG.legs)
@@ -131,3 +133,16 @@ def test_physics_is_deterministic_bit_for_bit() -> None:
         assert isinstance(robot, PhysicsRobot)
         runs.append(robot.data.qpos.copy())
     assert runs[0].tobytes() == runs[1].tobytes()
+
+
+def test_motiond_sim_is_physics_where_a_model_exists_else_the_joint_sim() -> None:
+    dog = Rig()
+    robot, kind = make_sim(dog.cfg, dog.ctl.kin)
+    assert kind == PHYSICS and isinstance(robot, PhysicsRobot)
+    robot, kind = make_sim(dog.cfg, dog.ctl.kin, JOINT)
+    assert kind == JOINT and isinstance(robot, SimRobot)
+    humanoid = Rig("config/humanoid20.yaml")
+    robot, kind = make_sim(humanoid.cfg, humanoid.ctl.kin)     # no humanoid model yet
+    assert kind == JOINT and isinstance(robot, SimRobot)
+    with pytest.raises(ValueError, match="simulator 'mujoco'"):
+        make_sim(dog.cfg, dog.ctl.kin, "mujoco")

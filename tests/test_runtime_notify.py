@@ -93,7 +93,8 @@ def rig(monkeypatch):
     sock.close()
 
 
-def failing_between(ctl: Controller, clock: FakeClock, start_ns: int, end_ns: int) -> None:
+def failing_between(monkeypatch: pytest.MonkeyPatch, ctl: Controller, clock: FakeClock,
+                    start_ns: int, end_ns: int) -> None:
     """Make ctl.step raise while start_ns <= fake time < end_ns."""
     step = ctl.step
 
@@ -102,7 +103,7 @@ def failing_between(ctl: Controller, clock: FakeClock, start_ns: int, end_ns: in
             raise RuntimeError("injected failure")
         return step(now_ns, inbox, timing)
 
-    ctl.step = maybe_failing  # type: ignore[method-assign]  # the test wraps this one controller's tick
+    monkeypatch.setattr(ctl, "step", maybe_failing)
 
 
 def test_ready_once_then_pings_every_half_period(rig):
@@ -129,10 +130,10 @@ def test_ready_once_then_pings_every_half_period(rig):
     assert [b - a for a, b in pairwise(ticks)] == [g // TICK_NS for g in gaps]
 
 
-def test_ready_waits_for_the_first_step_that_succeeds(rig):
+def test_ready_waits_for_the_first_step_that_succeeds(rig, monkeypatch):
     clock, ctl, notifier = rig
     t0 = clock.now
-    failing_between(ctl, clock, 0, t0 + 100 * TICK_NS)
+    failing_between(monkeypatch, ctl, clock, 0, t0 + 100 * TICK_NS)
     rt = Runtime(ctl, StubBus(), max_ticks=200, notifier=notifier)
     rt.run()
     clock.collect()
@@ -145,14 +146,14 @@ def test_ready_waits_for_the_first_step_that_succeeds(rig):
     assert min(clock.times(b"WATCHDOG=1")) >= ready[0]
 
 
-def test_a_controller_that_keeps_failing_stops_the_pings(rig):
+def test_a_controller_that_keeps_failing_stops_the_pings(rig, monkeypatch):
     """A loop that ticks but whose every step raises is as useless as a dead
     one: the pings stop, so systemd's watchdog fires, and they come back once
     steps succeed again."""
     clock, ctl, notifier = rig
     t0 = clock.now
     fail_from, fail_to = t0 + 300_000_000, t0 + 800_000_000
-    failing_between(ctl, clock, fail_from, fail_to)
+    failing_between(monkeypatch, ctl, clock, fail_from, fail_to)
     rt = Runtime(ctl, StubBus(), max_ticks=600, notifier=notifier)
     rt.run()
     clock.collect()

@@ -64,7 +64,7 @@ def timed(monkeypatch):
             out = step(now_ns, inbox, timing)
             clock.now += body.get(ctl.tick - 1, 0)
             return out
-        ctl.step = timed_step  # type: ignore[method-assign]  # the test wraps this one controller's tick
+        monkeypatch.setattr(ctl, "step", timed_step)
         bus = RecordingBus()
         rt = Runtime(ctl, bus, max_ticks=ticks)
         assert rt.run() == 0
@@ -120,7 +120,7 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
         if ctl.tick == 100:                # tick 99 has just been computed
             rt.request_stop(signal.SIGTERM)
         return out
-    ctl.step = signalled_mid_tick  # type: ignore[method-assign]  # the test wraps this one controller's tick
+    monkeypatch.setattr(ctl, "step", signalled_mid_tick)
     assert rt.run() == 0
     traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ctl.cfg.lcm.channels["tick_trace"]]
     damped = [t.tick for t in traces if t.flags & t.FLAG_SHUTDOWN]

@@ -251,9 +251,9 @@ def test_durations_round_half_up_to_whole_ticks():
 def test_scripts_and_frames_are_frozen():
     s = shipped("Wave")
     with pytest.raises(AttributeError):
-        s.name = "x"  # type: ignore[misc]
+        s.name = "x"  # type: ignore[misc]  # deliberately assigns to a frozen field: must raise
     with pytest.raises(TypeError):
-        s.frames[0].targets["r_elbow"] = Target(0.0, 1.0)  # type: ignore[index]
+        s.frames[0].targets["r_elbow"] = Target(0.0, 1.0)  # type: ignore[index]  # deliberately writes a read-only mapping: must raise
     assert hash(s.frames[0]) == hash(shipped("Wave").frames[0])
 
 

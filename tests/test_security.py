@@ -153,7 +153,7 @@ def test_the_audit_check_sees_an_open(tree: Path) -> None:
         (ROOT / "README.md").read_text()
         return original(*args, **kwargs)
 
-    rig.ctl.step = step    # type: ignore[method-assign]
+    rig.ctl.step = step    # type: ignore[method-assign]  # the test wraps this one controller's tick
     with watching_files() as (events, _):
         rig.tick()
     assert [e for e, args in events if e == "open" and str(args[0]).endswith("README.md")]

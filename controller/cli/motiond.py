@@ -18,9 +18,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "(500 Hz by default).")
     p.add_argument("--config", default=str(DEFAULT_CONFIG),
                    help="robot config YAML (default: %(default)s)")
-    p.add_argument("--sim", action="store_true",
-                   help="drive the built-in simulated robot instead of listening for a "
-                        "robot bridge's joint_state")
+    p.add_argument("--sim", nargs="?", const="physics", choices=("physics", "joint"), default=None,
+                   help="drive the built-in simulated robot instead of listening for a robot "
+                        "bridge's joint_state: the MuJoCo physics body (the default; robots "
+                        "without a physics model yet fall back to the joint-space sim), or "
+                        "`joint`, the joint-space sim that moves joints only")
     p.add_argument("--log-level", choices=LEVELS, default="info",
                    help="lowest log level written (default: %(default)s)")
     p.add_argument("--namespace", metavar="NAME", default=None,
@@ -48,16 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     from controller.service.runtime import Runtime, epoch_offset_ns
     from controller.service.sdnotify import Notifier
     from controller.service.transport import Bus
-    from controller.sim.joint_sim import SimRobot
+    from controller.sim.robot import make_sim
 
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
-    sim = SimRobot(cfg, ctl.kin) if args.sim else None
+    sim, sim_kind = make_sim(cfg, ctl.kin, args.sim) if args.sim else (None, None)
+    if args.sim is not None and sim_kind != args.sim:
+        log.warning("sim_fallback", asked=args.sim, running=sim_kind,
+                    reason=f"no physics model for {cfg.robot} yet")
     bus = Bus(cfg.lcm)
     runtime = Runtime(ctl, bus, sim=sim, max_ticks=args.ticks, notifier=Notifier.from_env())
     signal.signal(signal.SIGINT, runtime.request_stop)
     signal.signal(signal.SIGTERM, runtime.request_stop)
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
-             sim=args.sim, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
+             sim=sim_kind, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
              urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
     # After everything is built, so the locked memory holds the whole heap.
     applied, refused = realtime.setup(cfg.realtime)

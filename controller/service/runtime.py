@@ -20,7 +20,7 @@ from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
 from controller.service.transport import FixedEncoder, Packets
-from controller.sim.joint_sim import SimRobot
+from controller.sim.robot import SimulatedRobot
 
 # What the daemon takes in, per port, drained in this order every tick
 # (controller/service/transport.py); joint_state only from a robot bridge, not with --sim.
@@ -33,7 +33,7 @@ I32_MAX = (1 << 31) - 1
 
 
 class Runtime:
-    def __init__(self, controller: Controller, bus: Packets, sim: SimRobot | None = None,
+    def __init__(self, controller: Controller, bus: Packets, sim: SimulatedRobot | None = None,
                  max_ticks: int | None = None, notifier: Notifier | None = None) -> None:
         self.ctl = controller
         self.cfg = controller.cfg

@@ -218,6 +218,12 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
 """
 
 
+def has_model(cfg: Config) -> bool:
+    """Whether the robot can be simulated in physics: a modelled kind with
+    its physics figures."""
+    return cfg.kind == "quadruped" and physics_path(cfg).is_file()
+
+
 def robot_mjcf(cfg: Config) -> str:
     """The MJCF of the robot of `cfg`; ConfigError when it cannot be modelled."""
     path = physics_path(cfg)

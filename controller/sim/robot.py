@@ -1,0 +1,40 @@
+"""The simulated robot `motiond --sim` drives: the MuJoCo physics body
+(controller/sim/physics.py) when the robot has a physics model, else the
+joint-space sim (controller/sim/joint_sim.py), which moves joints only.
+`--sim joint` asks for the joint-space sim on any robot."""
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from controller.robot.config import Config
+from controller.robot.humanoid_kinematics import HumanoidLegKinematics
+from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.joint_sim import SimRobot
+from controller.sim.model import has_model
+
+PHYSICS, JOINT = "physics", "joint"
+KINDS = (PHYSICS, JOINT)
+
+
+class SimulatedRobot(Protocol):
+    """What the runtime needs of a simulated robot: its joint_state before
+    the tick, and one tick under the kernel's joint command after it."""
+
+    def joint_state(self, utime: int) -> bytes: ...
+
+    def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+             tau_ff: np.ndarray, dt: float) -> None: ...
+
+
+def make_sim(cfg: Config, kin: QuadrupedKinematics | HumanoidLegKinematics,
+             kind: str = PHYSICS) -> tuple[SimulatedRobot, str]:
+    """The simulated robot of `kind` and the kind it is: physics falls back
+    to the joint-space sim for a robot without a physics model yet."""
+    if kind not in KINDS:
+        raise ValueError(f"simulator {kind!r}: expected one of {KINDS}")
+    if kind == PHYSICS and has_model(cfg):
+        from controller.sim.physics import PhysicsRobot  # imports mujoco
+        return PhysicsRobot(cfg), PHYSICS
+    return SimRobot(cfg, kin), JOINT
