@@ -15,6 +15,7 @@ import numpy as np
 from controller import msgs
 from controller.core.controller import Controller, Outbox
 from controller.robot.config import load_config
+from controller.service.runtime import SENSORS
 from controller.sim.joint_sim import SimRobot
 from controller.sim.physics import PhysicsRobot
 
@@ -92,7 +93,11 @@ class Rig:
                 ch == self.ch["command"] for ch, _ in inbox):
             inbox.append((self.ch["command"], self.heartbeat_msg.encode()))
         if self.robot is not None and self.feed_joint_state:
-            inbox.insert(0, (self.ch["joint_state"], self.robot.joint_state(self.now_ns // 1000)))
+            # The sim's sensors (joint_state, and the physics body's imu), as
+            # the runtime feeds them; sim_state is ground truth, never fed.
+            sensors = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000)
+                       if key in SENSORS]
+            inbox[:0] = sensors
         tick = self.ctl.tick
         out = self.ctl.step(self.now_ns, inbox)
         for _, channel, data in out.messages:

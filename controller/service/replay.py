@@ -26,7 +26,7 @@ from typing import Any
 from controller import msgs
 from controller.robot.config import Config
 from controller.service.recording import RecordingError, decode, events, port_files
-from controller.service.runtime import INPUTS
+from controller.service.runtime import INPUTS, SENSORS
 from controller.service.transport import packet_crc
 
 # The message type of every channel the daemon publishes (config channel keys).
@@ -77,7 +77,7 @@ class Recording:
     """A recording split into what the core took in and what it published."""
     traces: list[tuple[int, ...]]                      # _TRACE_FIELDS per tick, in order
     inputs: dict[str, list[tuple[str, bytes]]]         # per port, in arrival order
-    sim_states: list[bytes]                            # joint_state the sim published
+    sim_states: dict[str, list[bytes]]                 # per sensor key, what the sim published
     outputs: dict[str, list[bytes]]                    # per channel key, in order
     restart_after: int | None = None                   # ticks before the daemon restarted
 
@@ -108,7 +108,7 @@ def split_recording(cfg: Config, ports: Mapping[str, Iterable[tuple[str, bytes]]
     input_keys = {port: set(names) for port, names in INPUTS}
     traces: list[tuple[int, ...]] = []
     inputs: dict[str, list[tuple[str, bytes]]] = {port: [] for port, _ in INPUTS}
-    states: list[bytes] = []
+    states: dict[str, list[bytes]] = {key: [] for key in SENSORS}
     outputs: dict[str, list[bytes]] = defaultdict(list)
     for port, packets in ports.items():
         for channel, data in packets:
@@ -118,16 +118,18 @@ def split_recording(cfg: Config, ports: Mapping[str, Iterable[tuple[str, bytes]]
                 traces.append(tuple(getattr(t, f) for f in _TRACE_FIELDS))
             elif key in OUTPUT_TYPES:
                 outputs[key].append(data)
-            elif key == "joint_state":
-                states.append(data)
+            elif key in states:
+                states[key].append(data)
             if key in input_keys.get(port, ()):
                 inputs[port].append((channel, data))
-    rec = Recording(traces, inputs, [], dict(outputs))
+    rec = Recording(traces, inputs, {}, dict(outputs))
     if traces and traces[0][FLAGS] & Trace.FLAG_SIM:
-        # With --sim the daemon does not subscribe to joint_state: the ones in
-        # the log are the sim's, one per tick, published before the step.
-        inputs["joint"] = [(c, d) for c, d in inputs["joint"] if c != ch["joint_state"]]
-        rec.sim_states = states
+        # With --sim the daemon does not subscribe to the sensors: the ones in
+        # the log are the sim's, one of each per tick, published before the step
+        # (imu only from the physics body).
+        sensors = {ch[key] for key in SENSORS}
+        inputs["joint"] = [(c, d) for c, d in inputs["joint"] if c not in sensors]
+        rec.sim_states = {key: packets for key, packets in states.items() if packets}
     restart = next((i for i in range(1, len(traces)) if traces[i][TICK] < traces[i - 1][TICK]), None)
     if restart is not None:
         rec.restart_after = restart
@@ -148,7 +150,6 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             "daemon's whole run, so start `motionctl record` before motiond")
     first = traces[0]
     ctl = Controller(cfg, epoch_offset_ns=first[UTIME] * 1000 - first[TICK_NS] // 1000 * 1000)
-    joint_state = cfg.lcm.channels["joint_state"]
     key_of = {name: key for key, name in cfg.lcm.channels.items()}
     taken = {"command": 0, "joint": 0}
     crc = {"command": 0, "joint": 0}
@@ -175,9 +176,13 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             inbox += packets
             taken[port] = count
         if t[FLAGS] & Trace.FLAG_SIM:
-            if k >= len(rec.sim_states):
-                return _stop(result, rec, counts, f"tick {t[TICK]}: the sim's joint_state is missing")
-            inbox.append((joint_state, rec.sim_states[k]))
+            for key in SENSORS:
+                published = rec.sim_states.get(key)
+                if published is None and key != "joint_state":
+                    continue                 # the joint-space sim has no IMU
+                if published is None or k >= len(published):
+                    return _stop(result, rec, counts, f"tick {t[TICK]}: the sim's {key} is missing")
+                inbox.append((cfg.lcm.channels[key], published[k]))
         if t[FLAGS] & Trace.FLAG_SHUTDOWN and not ctl.shutting_down:
             ctl.shutdown()
         daemon_failed = t[FAILED] > failed

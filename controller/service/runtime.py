@@ -23,9 +23,11 @@ from controller.service.transport import FixedEncoder, Packets
 from controller.sim.robot import SimulatedRobot
 
 # What the daemon takes in, per port, drained in this order every tick
-# (controller/service/transport.py); joint_state only from a robot bridge, not with --sim.
+# (controller/service/transport.py); the sensors (joint_state, imu) come from a robot
+# bridge, or with --sim straight from the simulated robot.
+SENSORS = ("joint_state", "imu")
 INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
-          ("joint", ("motor_ctrl", "joint_state")))
+          ("joint", ("motor_ctrl",) + SENSORS))
 
 WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
 SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
@@ -64,7 +66,7 @@ class Runtime:
         self.notify_due_ns = 0      # _notify runs on ticks at or after this time
         for port, names in INPUTS:
             for name in names:
-                if not (name == "joint_state" and sim is not None):
+                if not (name in SENSORS and sim is not None):
                     bus.subscribe(port, self.cfg.lcm.channels[name])
 
     def request_stop(self, signum: int | None = None, _frame: object = None) -> None:
@@ -89,9 +91,10 @@ class Runtime:
         ch = self.cfg.lcm.channels
         utime = (now_ns + self.ctl.epoch_offset_ns) // 1000
         if self.sim is not None:
-            state = self.sim.joint_state(utime)
-            inbox.append((ch["joint_state"], state))
-            self.bus.publish("joint", ch["joint_state"], state)
+            for name, reading in self.sim.messages(utime):
+                if name in SENSORS:
+                    inbox.append((ch[name], reading))
+                self.bus.publish("joint", ch[name], reading)
         if self.ctl.tick % self.ctl.status_every == 0:
             self._update_timing()
         tick = self.ctl.tick

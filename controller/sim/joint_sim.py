@@ -109,3 +109,8 @@ class SimRobot:
         m.torque = self.tau.tolist()
         m.battery_voltage = self.battery_voltage
         return m.encode()
+
+    def messages(self, utime: int) -> list[tuple[str, bytes]]:
+        """What the sim publishes before a tick, by channel key: joint angles
+        only (no body, so no IMU and no ground truth)."""
+        return [("joint_state", self.joint_state(utime))]

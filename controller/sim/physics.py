@@ -4,9 +4,10 @@ Each 2 ms tick takes the kernel's joint command (position, velocity, gains,
 feed-forward torque) and runs the motor law as a motor driver does, at every
 0.5 ms physics step: tau = tau_ff + kp (q_des - q) + kd (qd_des - qd),
 clipped to the joint's torque limit. The command's gains act from the tick
-they arrive. The controller sees only joint_state (measured angles, speeds
-and torques); the base pose, velocity and contacts are ground truth for
-tests and tools (`truth()`), never for the controller.
+they arrive. The controller sees only what a robot's sensors give:
+joint_state and imu, with the imperfections of controller/sim/sensors.py.
+The base pose, velocity and contacts are ground truth for tests and tools
+(`truth()`, the sim_state message), never for the controller.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 from controller import msgs
 from controller.robot.config import Config
 from controller.sim.model import robot_mjcf
+from controller.sim.sensors import Reading, SensorConfig, Sensors
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
 
@@ -56,6 +58,7 @@ class PhysicsRobot:
         self.act = np.array([self.model.actuator(n).id for n in cfg.joint_names])
         self.limit = cfg.torque_limit.astype(float)
         self.floor = self.model.geom("floor").id
+        self.geom_names = [self.model.geom(g).name for g in range(self.model.ngeom)]
         pose = cfg.sim.get("start_pose", "fold")
         start = cfg.poses.get(pose)
         if start is None:
@@ -66,6 +69,12 @@ class PhysicsRobot:
         self.battery_voltage = float(cfg.sim.get("battery_voltage", 25.2))
         self.msg = msgs.joint_state_t()
         self.msg.num_joints = cfg.num_joints
+        self.imu_msg = msgs.imu_t()
+        self.state_msg = msgs.sim_state_t()
+        self.state_msg.num_joints = cfg.num_joints
+        self.acc_adr = self.model.sensor_adr[self.model.sensor("imu_acc").id]
+        self.sensors = Sensors(SensorConfig.from_sim(cfg.sim, cfg.path), cfg.dt)
+        self._measure()
 
     def _place(self, q: np.ndarray) -> None:
         """Joints at q, the base level and just above the floor."""
@@ -116,22 +125,70 @@ class PhysicsRobot:
             d.ctrl[:] = ctrl
             mujoco.mj_step(m, d)
         self.tau = tau
+        self._measure()
+
+    def _measure(self) -> None:
+        """Sample the sensors on the state the tick ended in. Orientation and
+        rate come from that state; the accelerometer from the last physics
+        step's forward pass (0.5 ms earlier), as MuJoCo computes it."""
+        d = self.data
+        accel = d.sensordata[self.acc_adr:self.acc_adr + 3].copy()
+        if not np.any(accel):        # before the first step: at rest
+            accel = self._gravity_in_body()
+        self.sensors.measure(self.q, self.qd, self.tau, d.qpos[3:7].copy(), d.qvel[3:6].copy(),
+                             accel)
+
+    def _gravity_in_body(self) -> np.ndarray:
+        rot = self.data.xmat[self.model.body("trunk").id].reshape(3, 3)
+        return rot.T @ -self.model.opt.gravity
+
+    @property
+    def reading(self) -> Reading:
+        """What the sensors report now (noisy, delayed)."""
+        return self.sensors.reading
 
     def joint_state(self, utime: int) -> bytes:
-        msg = self.msg
+        r, msg = self.reading, self.msg
         msg.utime = utime
-        msg.position = self.q.tolist()
-        msg.velocity = self.qd.tolist()
-        msg.torque = self.tau.tolist()
+        msg.position = r.q.tolist()
+        msg.velocity = r.qd.tolist()
+        msg.torque = r.tau.tolist()
         msg.battery_voltage = self.battery_voltage
         return msg.encode()
 
+    def imu(self, utime: int) -> bytes:
+        r, msg = self.reading, self.imu_msg
+        msg.utime = utime
+        msg.quaternion = r.quaternion.tolist()
+        msg.gyro = r.gyro.tolist()
+        msg.accel = r.accel.tolist()
+        return msg.encode()
+
+    def sim_state(self, utime: int) -> bytes:
+        t, msg = self.truth(), self.state_msg
+        msg.utime = utime
+        msg.sim_time = float(self.data.time)
+        msg.position = t.position.tolist()
+        msg.quaternion = t.quaternion.tolist()
+        msg.velocity = t.velocity.tolist()
+        msg.angular_velocity = t.angular_velocity.tolist()
+        msg.q = self.q.tolist()
+        msg.qd = self.qd.tolist()
+        msg.tau = self.tau.tolist()
+        msg.contacts = sorted(t.contacts)
+        msg.num_contacts = len(msg.contacts)
+        return msg.encode()
+
+    def messages(self, utime: int) -> list[tuple[str, bytes]]:
+        """What the simulator publishes before a tick, by channel key."""
+        return [("joint_state", self.joint_state(utime)), ("imu", self.imu(utime)),
+                ("sim_state", self.sim_state(utime))]
+
     def truth(self) -> Truth:
-        d, m = self.data, self.model
-        touching = set()
-        for c in d.contact[:d.ncon]:
-            for g, other in ((c.geom1, c.geom2), (c.geom2, c.geom1)):
-                if other == self.floor and g != self.floor:
-                    touching.add(m.geom(g).name)
+        d = self.data
+        pairs = d.contact.geom[:d.ncon]
+        touching = {self.geom_names[g] for g in pairs[pairs[:, 1] == self.floor, 0]} | \
+            {self.geom_names[g] for g in pairs[pairs[:, 0] == self.floor, 1]}
+        touching.discard(self.geom_names[self.floor])
         return Truth(d.qpos[0:3].copy(), d.qpos[3:7].copy(), d.qvel[0:3].copy(),
                      d.qvel[3:6].copy(), frozenset(touching))

@@ -19,10 +19,11 @@ KINDS = (PHYSICS, JOINT)
 
 
 class SimulatedRobot(Protocol):
-    """What the runtime needs of a simulated robot: its joint_state before
-    the tick, and one tick under the kernel's joint command after it."""
+    """What the runtime needs of a simulated robot: the messages it
+    publishes before the tick (joint_state, and from the physics body imu and
+    sim_state), and one tick under the kernel's joint command after it."""
 
-    def joint_state(self, utime: int) -> bytes: ...
+    def messages(self, utime: int) -> list[tuple[str, bytes]]: ...
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
              tau_ff: np.ndarray, dt: float) -> None: ...
