@@ -26,7 +26,7 @@ ROBOT        ?= cyberdog2
 SERVICE_PYTHON ?= /usr/bin/python3
 UNIT_OUT     ?= build/motiond.service
 
-.PHONY: all build run sim test lint bench system-deps types kernel wheelhouse dist clean distclean
+.PHONY: all build run sim test lint bench physics system-deps types kernel wheelhouse dist clean distclean
 .PHONY: service-unit install-service uninstall-service
 
 all: build
@@ -59,6 +59,14 @@ lint: build
 # network namespace. BENCH_SECONDS=N shortens each real-time run (default 60).
 bench: build
 	tests/netns.sh $(PY) tests/bench/run.py
+
+# The physics scorecard (config/physics/scorecard.yaml): every shipped robot
+# driven through its modes and gaits in MuJoCo from a fresh start, judged on
+# ground truth; a table on stdout and bench/physics.json. A benchmark: a
+# failing row is a finding, not a failed build. In process, no sockets.
+# ARGS: --robot NAME, --only TEXT, --jobs N.
+physics: build
+	$(PY) -m controller.sim.scorecard $(ARGS)
 
 # Ten minutes of random commands with faults injected (docs/RELIABILITY.md):
 # RSS, lateness and the daemon's log judged at the end; bench/soak.json.

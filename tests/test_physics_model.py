@@ -8,6 +8,8 @@ feet, and a client that stops heart-beating has the robot lie down softly.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 import pytest
@@ -17,7 +19,8 @@ from harness import Rig
 from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.sim.joint_sim import SimRobot
-from controller.sim.model import Inertial, combine, inertia_matrix, physics_path, robot_mjcf
+from controller.sim.mjcf import robot_mjcf
+from controller.sim.model import Inertial, combine, inertia_matrix, physics_path
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import JOINT, PHYSICS, make_sim
 
@@ -142,7 +145,11 @@ def test_motiond_sim_is_physics_where_a_model_exists_else_the_joint_sim() -> Non
     robot, kind = make_sim(dog.cfg, dog.ctl.kin, JOINT)
     assert kind == JOINT and isinstance(robot, SimRobot)
     humanoid = Rig("config/humanoid20.yaml")
-    robot, kind = make_sim(humanoid.cfg, humanoid.ctl.kin)     # no humanoid model yet
+    robot, kind = make_sim(humanoid.cfg, humanoid.ctl.kin)
+    assert kind == PHYSICS and isinstance(robot, PhysicsRobot)
+    # A robot whose physics figures are missing runs on the joint-space sim.
+    unmodelled = replace(dog.cfg, sim={**dog.cfg.sim, "physics": "no-such-figures.yaml"})
+    robot, kind = make_sim(unmodelled, dog.ctl.kin)
     assert kind == JOINT and isinstance(robot, SimRobot)
     with pytest.raises(ValueError, match="simulator 'mujoco'"):
         make_sim(dog.cfg, dog.ctl.kin, "mujoco")

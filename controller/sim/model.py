@@ -8,7 +8,7 @@ carry (link masses, centres of mass, inertias, rotors, collision shapes,
 joint friction) come from the robot's physics file, `config/physics/<robot>.yaml`,
 written down from published figures with their source.
 
-Only the quadruped is modelled so far (the humanoids follow).
+The humanoids' tree is built in controller/sim/humanoid_model.py.
 """
 from __future__ import annotations
 
@@ -216,18 +216,3 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
   </sensor>
 </mujoco>
 """
-
-
-def has_model(cfg: Config) -> bool:
-    """Whether the robot can be simulated in physics: a modelled kind with
-    its physics figures."""
-    return cfg.kind == "quadruped" and physics_path(cfg).is_file()
-
-
-def robot_mjcf(cfg: Config) -> str:
-    """The MJCF of the robot of `cfg`; ConfigError when it cannot be modelled."""
-    path = physics_path(cfg)
-    figures = load_figures(path)
-    if cfg.kind != "quadruped":
-        raise ConfigError(f"{cfg.path}: kind {cfg.kind!r}: no physics model yet (quadrupeds only)")
-    return quadruped_mjcf(cfg, figures, path)

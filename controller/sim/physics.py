@@ -18,8 +18,8 @@ import numpy as np
 
 from controller import msgs
 from controller.robot.config import Config
-from controller.sim.model import robot_mjcf
-from controller.sim.sensors import Reading, SensorConfig, Sensors
+from controller.sim.mjcf import robot_mjcf
+from controller.sim.sensors import Reading, SensorConfig, Sensors, quat_multiply, small_rotation
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
 
@@ -76,17 +76,26 @@ class PhysicsRobot:
         self.sensors = Sensors(SensorConfig.from_sim(cfg.sim, cfg.path), cfg.dt)
         self._measure()
 
-    def _place(self, q: np.ndarray) -> None:
-        """Joints at q, the base level and just above the floor."""
+    def place(self, q: np.ndarray, rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+        """Start over: joints at q, the base at roll/pitch/yaw `rpy` (e.g.
+        (pi, 0, 0): on its back), the lowest point just above the floor."""
+        self._place(np.asarray(q, dtype=float), rpy)
+        self._measure()
+
+    def _place(self, q: np.ndarray, rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
         d = self.data
         d.qpos[:] = 0.0
-        d.qpos[3] = 1.0
+        roll, pitch, yaw = rpy      # R = Rz(yaw) Ry(pitch) Rx(roll), as Truth.rpy reads it
+        d.qpos[3:7] = quat_multiply(quat_multiply(small_rotation(0.0, 0.0, yaw),
+                                                  small_rotation(0.0, pitch, 0.0)),
+                                    small_rotation(roll, 0.0, 0.0))
         d.qpos[self.qadr] = q
         mujoco.mj_kinematics(self.model, d)
         lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(self.model.ngeom)
                      if g != self.floor)
         d.qpos[2] -= lowest - DROP_MARGIN
         d.qvel[:] = 0.0
+        d.time = 0.0
         mujoco.mj_forward(self.model, d)
 
     def _extent(self, g: int) -> float:

@@ -12,7 +12,7 @@ from controller.robot.config import Config
 from controller.robot.humanoid_kinematics import HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.sim.joint_sim import SimRobot
-from controller.sim.model import has_model
+from controller.sim.mjcf import has_model
 
 PHYSICS, JOINT = "physics", "joint"
 KINDS = (PHYSICS, JOINT)

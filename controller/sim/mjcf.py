@@ -1,0 +1,24 @@
+"""The MuJoCo model of any shipped kind of robot: the quadruped's tree
+(controller/sim/model.py) or the humanoid's (controller/sim/humanoid_model.py),
+from the robot config and its physics figures."""
+from __future__ import annotations
+
+from controller.robot.config import Config, ConfigError
+from controller.sim.humanoid_model import humanoid_mjcf
+from controller.sim.model import load_figures, physics_path, quadruped_mjcf
+
+
+def has_model(cfg: Config) -> bool:
+    """Whether the robot can be simulated in physics: its physics figures exist."""
+    return cfg.kind in ("quadruped", "humanoid") and physics_path(cfg).is_file()
+
+
+def robot_mjcf(cfg: Config) -> str:
+    """The MJCF of the robot of `cfg`; ConfigError when it cannot be modelled."""
+    path = physics_path(cfg)
+    figures = load_figures(path)
+    if cfg.kind == "humanoid":
+        return humanoid_mjcf(cfg, figures, path)
+    if cfg.kind != "quadruped":
+        raise ConfigError(f"{cfg.path}: kind {cfg.kind!r}: no physics model for this kind of robot")
+    return quadruped_mjcf(cfg, figures, path)

@@ -1,0 +1,286 @@
+"""The physics scorecard: every robot driven through its modes and gaits in
+physics, judged on ground truth against the criteria of
+config/physics/scorecard.yaml (which says what each metric means).
+
+    python -m controller.sim.scorecard [--robot NAME] [--only TEXT] [--jobs N] [-o FILE]
+
+Prints one table and writes bench/physics.json. A benchmark, not a test: a
+failing row is a finding to report, and the exit status is 0 unless the
+scorecard itself could not run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from controller.logs import configure
+from controller.robot.config import ConfigError, load_config
+from controller.robot.config.reader import load_yaml
+from controller.robot.resources import CONFIG_DIR
+from controller.sim.mjcf import has_model
+from controller.sim.trial import Trial
+
+CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
+PRELUDE_S = 3.0
+FELL_TILT = 1.0            # rad
+STAND_TOLERANCE = (0.015, 0.1)   # time_to_stand: height within, tilt under
+VELOCITY_FIELDS = {"vx_error": 0, "vy_error": 1, "wz_error": 2}
+
+
+@dataclass
+class Row:
+    robot: str
+    name: str
+    issue: int
+    spec: dict[str, Any]
+    metrics: dict[str, float] = field(default_factory=dict)
+    verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)   # metric -> (pass, limit)
+    error: str = ""
+    seconds: float = 0.0      # wall time of the run
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and all(ok for ok, _ in self.verdicts.values())
+
+
+def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
+    """A card's rows for one robot, `each: gait|motion` rows expanded."""
+    cfg = load_config(CONFIG_DIR / spec["config"])
+    rows = []
+    for entry in spec["rows"]:
+        each = entry.get("each")
+        if each == "gait":
+            rows += _each_gait(robot, cfg, entry)
+        elif each == "motion":
+            ids = sorted(cfg.motions.files) if cfg.motions else []
+            for motion_id in ids:
+                steps = [{**entry["steps"][0], "gait_id": motion_id}] + entry["steps"][1:]
+                rows.append(Row(robot, entry["name"].format(id=motion_id), entry["issue"],
+                                {**entry, "steps": steps}))
+        else:
+            rows.append(Row(robot, entry["name"], entry["issue"], entry))
+    return rows
+
+
+def _each_gait(robot: str, cfg: Any, entry: dict[str, Any]) -> list[Row]:
+    from controller.motion.gait_table import load_gaits
+    if cfg.locomotion is None:
+        return []
+    rows = []
+    for gait_id, gait in sorted(load_gaits(cfg.locomotion.gaits_dir, len(cfg.legs)).items()):
+        if gait_id in entry.get("skip", ()):
+            continue
+        vx = 0.0 if gait.stand else round(float(gait.window_max[0]) * entry["fraction"], 2)
+        step = {**entry["steps"][0], "gait_id": gait_id, "vel_des": [vx, 0.0, 0.0]}
+        rows.append(Row(robot, entry["name"].format(gait=gait_id, vx=vx), entry["issue"],
+                        {**entry, "steps": [step] + entry["steps"][1:]}))
+    return rows
+
+
+def run_row(row: Row) -> Row:
+    started = time.perf_counter()
+    try:
+        _run(row)
+    except Exception as exc:  # noqa: BLE001 - a row that cannot run is reported, not fatal
+        row.error = f"{type(exc).__name__}: {exc}"
+    row.seconds = time.perf_counter() - started
+    return row
+
+
+def _run(row: Row) -> None:
+    spec = row.spec
+    cfg = load_config(CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
+    if not has_model(cfg):
+        raise ConfigError(f"no physics model for {cfg.robot} yet")
+    trial = Trial(cfg)
+    if "start_rpy" in spec:
+        trial.robot.place(cfg.poses[cfg.sim.get("start_pose", "fold")], tuple(spec["start_rpy"]))
+    if spec.get("prelude", "stand") == "stand":
+        trial.send(12)
+        trial.run(spec.get("prelude_s", PRELUDE_S))
+    start = len(trial.trace.t)
+    command = np.zeros(3)
+    for step in spec["steps"]:
+        fields = {k: v for k, v in step.items() if k not in ("s", "heartbeat", "push")}
+        if "push" in step:
+            trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
+        if "mode" in fields:
+            trial.send(**fields)
+            command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
+        trial.run(step["s"], heartbeat=step.get("heartbeat", True))
+    row.metrics = measure(trial, start, spec, command)
+    row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+def target_height(cfg: Any, target: Any) -> float | None:
+    if target == "stand":
+        return float(cfg.stand_height)
+    if target == "body":
+        return float(cfg.locomotion.body_height) if cfg.locomotion else float(cfg.stand_height)
+    return None if target is None else float(target)
+
+
+def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray) -> dict[str, float]:
+    """The metrics of config/physics/scorecard.yaml from the trial's trace."""
+    tr, cfg = trial.trace, trial.cfg
+    pos = np.array(tr.position[start:])
+    rpy = np.array(tr.rpy[start:])
+    vel = np.array(tr.body_velocity[start:])
+    contacts = tr.contacts[start:]
+    feet_pos = np.array(tr.feet[start:])
+    dt = cfg.dt
+    win = max(1, int(round(spec.get("window", 1.0) / dt)))
+    tilt = np.max(np.abs(rpy[:, :2]), axis=1)
+    feet = set(trial.feet)
+    other = np.array([bool(c - feet) for c in contacts])
+    m: dict[str, float] = {}
+    m["height"] = float(pos[-win:, 2].mean())
+    goal = target_height(cfg, spec.get("target"))
+    if goal is not None:
+        m["height_error"] = abs(m["height"] - goal)
+    m["tilt"] = float(tilt[-win:].max())
+    m["roll"] = float(rpy[-win:, 0].mean())
+    m["pitch"] = float(rpy[-win:, 1].mean())
+    mean_v = vel[-win:].mean(axis=0)
+    m["vx"], m["vy"], m["wz"] = (float(v) for v in mean_v)
+    for name, axis in VELOCITY_FIELDS.items():
+        m[name] = abs(float(mean_v[axis]) - float(command[axis]))
+    yaw = np.unwrap(rpy[:, 2])
+    heading = yaw[0]
+    d = pos[-1, :2] - pos[0, :2]
+    m["travel"] = float(d[0] * math.cos(heading) + d[1] * math.sin(heading))
+    m["lateral"] = float(-d[0] * math.sin(heading) + d[1] * math.cos(heading))
+    m["yaw_change"] = float(yaw[-1] - yaw[0])
+    stand = float(cfg.stand_height)
+    m["apex"] = float(pos[:, 2].max() - stand)
+    m["rear"] = float(max(0.0, -rpy[:, 1].min()))
+    m["trunk_contact_s"] = float(other.sum() * dt)
+    m["airborne_s"] = float(sum(1 for c in contacts if not c) * dt)
+    m["slip"] = foot_slip(feet_pos, contacts, trial.feet)
+    m["saturation"] = float(np.mean(tr.saturated[start:]))
+    touch = np.flatnonzero(other)
+    m["touchdown_speed"] = float(np.linalg.norm(tr.velocity[start + touch[0]])) if len(touch) else 0.0
+    height_ok = np.abs(pos[:, 2] - stand) <= STAND_TOLERANCE[0]
+    upright = tilt < STAND_TOLERANCE[1]
+    reached = np.flatnonzero(height_ok & upright & ~other)
+    m["time_to_stand"] = float(reached[0] * dt) if len(reached) else math.inf
+    m["fell"] = float(bool(other.any() or tilt.max() > FELL_TILT))
+    m["end_tilt"] = float(tilt[-1])
+    m["end_on_feet"] = float(bool(contacts[-1]) and contacts[-1] <= feet and len(contacts[-1]) == len(feet))
+    m["bar"] = float(tr.bar[-1])
+    m["mode"] = float(tr.mode[-1])
+    return m
+
+
+def foot_slip(feet: np.ndarray, contacts: list[frozenset[str]], names: list[str]) -> float:
+    """Worst horizontal slide of a foot between touching down and lifting off."""
+    worst = 0.0
+    for k, name in enumerate(names):
+        anchor: np.ndarray | None = None
+        for i, touching in enumerate(contacts):
+            if name in touching:
+                if anchor is None:
+                    anchor = feet[i, k, :2]
+                worst = max(worst, float(np.linalg.norm(feet[i, k, :2] - anchor)))
+            else:
+                anchor = None
+    return worst
+
+
+def judge(metrics: dict[str, float], checks: dict[str, dict[str, float]],
+          command: np.ndarray) -> dict[str, tuple[bool, str]]:
+    verdicts = {}
+    for name, rule in checks.items():
+        value = metrics.get(name)
+        if value is None:
+            verdicts[name] = (False, "not measured")
+            continue
+        extra = 0.0
+        if "per_command" in rule and name in VELOCITY_FIELDS:
+            extra = rule["per_command"] * abs(float(command[VELOCITY_FIELDS[name]]))
+        lo, hi = rule.get("min"), rule.get("max")
+        hi = None if hi is None else hi + extra
+        ok = (lo is None or value >= lo) and (hi is None or value <= hi) and not math.isnan(value)
+        limit = " and ".join(s for s in (f">= {lo:g}" if lo is not None else "",
+                                         f"<= {hi:.3g}" if hi is not None else "") if s)
+        verdicts[name] = (ok, limit)
+    return verdicts
+
+
+def load_card(path: Path = CARD) -> dict[str, Any]:
+    data = load_yaml(path)
+    if not isinstance(data, dict) or not isinstance(data.get("robots"), dict):
+        raise ConfigError(f"{path}: expected `robots:` mapping robot names to their rows")
+    return data
+
+
+CARD_DATA = load_card()
+
+
+def table(rows: list[Row]) -> str:
+    lines = [f"{'robot':<11} {'row':<38} {'issue':>5}  {'result':<6} details"]
+    for r in rows:
+        if r.error:
+            lines.append(f"{r.robot:<11} {r.name:<38} {r.issue:>5}  {'ERROR':<6} {r.error}")
+            continue
+        details = "; ".join(f"{name} {r.metrics[name]:.3g}{'' if ok else ' (want ' + limit + ')'}"
+                            for name, (ok, limit) in r.verdicts.items() if name in r.metrics)
+        lines.append(f"{r.robot:<11} {r.name:<38} {r.issue:>5}  {'pass' if r.passed else 'FAIL':<6} {details}")
+    passed = sum(r.passed for r in rows)
+    lines.append(f"{passed}/{len(rows)} rows pass")
+    return "\n".join(lines)
+
+
+def to_json(rows: list[Row]) -> dict[str, Any]:
+    def clean(x: float) -> float | None:
+        return None if math.isinf(x) or math.isnan(x) else round(x, 6)
+    return {"rows": [{"robot": r.robot, "row": r.name, "issue": r.issue, "passed": r.passed,
+                      "error": r.error or None, "wall_s": round(r.seconds, 2),
+                      "metrics": {k: clean(v) for k, v in r.metrics.items()},
+                      "checks": {k: {"passed": ok, "limit": lim} for k, (ok, lim) in r.verdicts.items()}}
+                     for r in rows],
+            "passed": sum(r.passed for r in rows), "total": len(rows)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m controller.sim.scorecard",
+                                description="Drive every shipped robot through its modes and gaits "
+                                            "in physics and judge what the body did.")
+    p.add_argument("--robot", action="append", help="only this robot (repeatable)")
+    p.add_argument("--only", help="only rows whose name contains this text")
+    p.add_argument("--jobs", type=int, default=2, help="rows run in parallel (default: %(default)s)")
+    p.add_argument("-o", "--output", default="bench/physics.json", help="JSON results (default: %(default)s)")
+    p.add_argument("--log-level", default="error",
+                   help="the controllers' log level while the rows run (default: %(default)s)")
+    args = p.parse_args(argv)
+    configure(args.log_level)
+    rows: list[Row] = []
+    for robot, spec in CARD_DATA["robots"].items():
+        if args.robot and robot not in args.robot:
+            continue
+        rows += [r for r in expand(robot, spec) if not args.only or args.only in r.name]
+    if not rows:
+        print("no rows selected", file=sys.stderr)
+        return 2
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=configure,
+                             initargs=(args.log_level,)) as pool:
+        done = list(pool.map(run_row, rows))
+    print(table(done))
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(to_json(done), indent=1) + "\n")
+    print(f"written {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

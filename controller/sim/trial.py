@@ -1,0 +1,133 @@
+"""A trial: the controller and the physics body in one process, on a fake
+clock, with a client's commands; it records what the body did, tick by tick,
+from the simulator's ground truth.
+
+The controller sees only the sensors (joint_state, imu) as the runtime feeds
+them; the trace is ground truth, for judging a motion (the physics scorecard,
+`motionctl validate --physics`), never for the controller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from controller import msgs
+from controller.core.controller import Controller
+from controller.robot.config import Config
+from controller.sim.physics import PhysicsRobot
+
+TICK_NS_DEFAULT = 2_000_000
+HEARTBEAT_TICKS = 50          # a client re-sends its command every 100 ms at 500 Hz
+
+
+@dataclass
+class Trace:
+    """Ground truth and responses, one row per tick (arrays once finished)."""
+    t: list[float] = field(default_factory=list)
+    position: list[np.ndarray] = field(default_factory=list)
+    rpy: list[tuple[float, float, float]] = field(default_factory=list)
+    velocity: list[np.ndarray] = field(default_factory=list)          # world
+    body_velocity: list[np.ndarray] = field(default_factory=list)     # base frame, (vx, vy, wz)
+    contacts: list[frozenset[str]] = field(default_factory=list)
+    feet: list[np.ndarray] = field(default_factory=list)              # (legs, 3) world
+    saturated: list[bool] = field(default_factory=list)               # a torque at its limit
+    mode: list[int] = field(default_factory=list)
+    gait: list[int] = field(default_factory=list)
+    bar: list[int] = field(default_factory=list)
+    switch_status: list[int] = field(default_factory=list)
+
+
+def rotation(quaternion: np.ndarray) -> np.ndarray:
+    w, x, y, z = quaternion
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+class Trial:
+    def __init__(self, cfg: Config, sensors: dict[str, Any] | None = None,
+                 overrides: dict[str, Any] | None = None) -> None:
+        """`sensors` replaces the config's sim.sensors (None keeps it);
+        `overrides` replaces config fields (e.g. a lighter trunk's sim)."""
+        if sensors is not None:
+            cfg = replace(cfg, sim={**cfg.sim, "sensors": sensors})
+        if overrides:
+            cfg = replace(cfg, **overrides)
+        self.cfg = cfg
+        self.ctl = Controller(cfg)
+        self.robot = PhysicsRobot(cfg)
+        self.ch = cfg.lcm.channels
+        self.now_ns = 1_000_000_000
+        self.tick_ns = int(round(1e9 / cfg.tick_hz))
+        self.life_count = 0
+        self.pending: list[tuple[str, bytes]] = []
+        self.heartbeat: bytes | None = None
+        self.trace = Trace()
+        # The feet: the model's geoms named <leg>_foot, each with a site at its
+        # contact point (<leg>_foot on a quadruped, <leg>_sole on a humanoid).
+        model = self.robot.model
+        self.feet = [model.geom(g).name for g in range(model.ngeom)
+                     if model.geom(g).name.endswith("_foot")]
+        sites = {model.site(i).name for i in range(model.nsite)}
+        self.foot_sites = [model.site(f if f in sites else f.removesuffix("_foot") + "_sole").id
+                           for f in self.feet]
+
+    def send(self, mode: int, gait_id: int = 0, duration: int = 0, **fields: Any) -> None:
+        """A client command (fields as robot_control_cmd_lcmt names them); it is
+        re-sent as the heartbeat until the next one."""
+        self.life_count = (self.life_count + 1) % 128
+        msg = msgs.robot_control_cmd_lcmt()
+        msg.mode, msg.gait_id, msg.life_count, msg.duration = mode, gait_id, self.life_count, duration
+        for name, value in fields.items():
+            current = getattr(msg, name)
+            if isinstance(current, list):
+                value = [float(v) for v in value] + [0.0] * (len(current) - len(value))
+            setattr(msg, name, value)
+        data = msg.encode()
+        self.pending.append((self.ch["command"], data))
+        self.heartbeat = data
+
+    def tick(self, heartbeat: bool = True) -> None:
+        inbox = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000)
+                 if key in ("joint_state", "imu")]
+        if self.pending:
+            inbox += self.pending
+            self.pending = []
+        elif heartbeat and self.heartbeat is not None and self.ctl.tick % HEARTBEAT_TICKS == 0:
+            inbox.append((self.ch["command"], self.heartbeat))
+        out = self.ctl.step(self.now_ns, inbox)
+        response = out.get(self.ch["response"])
+        k = self.ctl.kernel
+        self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+        self.now_ns += self.tick_ns
+        self._record(response)
+
+    def _record(self, response: Any) -> None:
+        tr, robot = self.trace, self.robot
+        truth = robot.truth()
+        rot = rotation(truth.quaternion)
+        tr.t.append(robot.data.time)
+        tr.position.append(truth.position)
+        tr.rpy.append(truth.rpy)
+        tr.velocity.append(truth.velocity)
+        body = rot.T @ truth.velocity
+        tr.body_velocity.append(np.array([body[0], body[1], (rot @ truth.angular_velocity)[2]]))
+        tr.contacts.append(truth.contacts)
+        tr.feet.append(robot.data.site_xpos[self.foot_sites].copy())
+        tr.saturated.append(bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9)))
+        if response is not None:
+            r = msgs.robot_control_response_lcmt.decode(bytes(response))
+            tr.mode.append(r.mode)
+            tr.gait.append(r.gait_id)
+            tr.bar.append(r.order_process_bar)
+            tr.switch_status.append(r.switch_status)
+        else:
+            for column in (tr.mode, tr.gait, tr.bar, tr.switch_status):
+                column.append(column[-1] if column else -1)
+
+    def run(self, seconds: float, heartbeat: bool = True) -> None:
+        for _ in range(int(round(seconds * self.cfg.tick_hz))):
+            self.tick(heartbeat)
