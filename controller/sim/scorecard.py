@@ -109,6 +109,7 @@ def _run(row: Row) -> None:
         trial.run(spec.get("prelude_s", PRELUDE_S))
     start = len(trial.trace.t)
     command = np.zeros(3)
+    mode = -1
     for step in spec["steps"]:
         fields = {k: v for k, v in step.items() if k not in ("s", "heartbeat", "push")}
         if "push" in step:
@@ -116,8 +117,9 @@ def _run(row: Row) -> None:
         if "mode" in fields:
             trial.send(**fields)
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
+            mode = int(fields["mode"])
         trial.run(step["s"], heartbeat=step.get("heartbeat", True))
-    row.metrics = measure(trial, start, spec, command)
+    row.metrics = measure(trial, start, spec, command, mode)
     row.verdicts = judge(row.metrics, spec["checks"], command)
 
 
@@ -129,7 +131,8 @@ def target_height(cfg: Any, target: Any) -> float | None:
     return None if target is None else float(target)
 
 
-def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray) -> dict[str, float]:
+def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
+            mode: int = -1) -> dict[str, float]:
     """The metrics of config/physics/scorecard.yaml from the trial's trace."""
     tr, cfg = trial.trace, trial.cfg
     pos = np.array(tr.position[start:])
@@ -176,7 +179,10 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray)
     m["fell"] = float(bool(other.any() or tilt.max() > FELL_TILT))
     m["end_tilt"] = float(tilt[-1])
     m["end_on_feet"] = float(bool(contacts[-1]) and contacts[-1] <= feet and len(contacts[-1]) == len(feet))
-    m["bar"] = float(tr.bar[-1])
+    # The highest progress the response reported in the commanded mode (a
+    # finished motion's hold reports the next block's mode and bar).
+    bars = [b for b, md in zip(tr.bar[start:], tr.mode[start:], strict=True) if md == mode]
+    m["bar"] = float(max(bars, default=0))
     m["mode"] = float(tr.mode[-1])
     return m
 
