@@ -26,7 +26,7 @@ ROBOT        ?= cyberdog2
 SERVICE_PYTHON ?= /usr/bin/python3
 UNIT_OUT     ?= build/motiond.service
 
-.PHONY: all build run sim test lint bench physics system-deps types kernel wheelhouse dist clean distclean
+.PHONY: all build run sim test lint bench physics gif system-deps types kernel wheelhouse dist clean distclean
 .PHONY: service-unit install-service uninstall-service
 
 all: build
@@ -68,6 +68,11 @@ bench: build
 physics: build
 	$(PY) -m controller.sim.scorecard $(ARGS)
 
+# The README's GIF: CyberDog 2 in physics (stand, trot, a motion, lie down),
+# recorded in process and drawn by `motionctl render` into docs/motiond.gif.
+gif: build
+	$(PY) tests/bench/readme_gif.py
+
 # Ten minutes of random commands with faults injected (docs/RELIABILITY.md):
 # RSS, lateness and the daemon's log judged at the end; bench/soak.json.
 # SOAK_SECONDS=N changes the length. Not part of `make test`.
@@ -77,13 +82,20 @@ soak: build
 
 # The lcm wheel links against glib's shared library (Debian: libglib2.0-0);
 # the tests need unshare (util-linux), ip (iproute2) and systemd-analyze (systemd,
-# to check the service unit; systemd need not be running).
+# to check the service unit; systemd need not be running). `motionctl render`
+# draws offscreen through EGL on the CPU (libegl1, Mesa's libegl-mesa0 and its
+# software rasteriser in libgl1-mesa-dri); the viewer's test runs on a virtual
+# screen (xvfb).
 system-deps:
 	@missing=""; \
 	ldconfig -p 2>/dev/null | grep -q 'libglib-2.0.so.0' || missing="$$missing libglib2.0-0"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
 	command -v unshare >/dev/null 2>&1 || missing="$$missing util-linux"; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1' || missing="$$missing libegl1"; \
+	ldconfig -p 2>/dev/null | grep -q 'libEGL_mesa.so.0' || missing="$$missing libegl-mesa0"; \
+	find /usr/lib -name swrast_dri.so 2>/dev/null | grep -q . || missing="$$missing libgl1-mesa-dri"; \
+	command -v Xvfb >/dev/null 2>&1 || missing="$$missing xvfb"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing system packages:$$missing"; \
@@ -99,7 +111,7 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pytest hypothesis matplotlib ruff mypy types-PyYAML
+	    pillow pytest hypothesis matplotlib ruff mypy types-PyYAML
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.

@@ -4,7 +4,8 @@
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
     motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
-    (and script, validate, check-config, spy, sim, record, replay, plot: see --help)
+    (and script, validate, check-config, spy, sim, render, view, record, replay,
+     plot: see --help)
 
 `send` and `play` speak only the public CyberDog 2 protocol (SPEC §1-§3), so
 they also drive a real CyberDog; `watch` reads motiond's controller_status,
@@ -13,7 +14,7 @@ motion_goal / motion_event pair.
 
 This module is only the wiring: the top-level parser, one module per
 subcommand adding its own parser (send_cmd, watch_cmd, play_cmd, goal_cmd,
-script_cmd, spy_cmd, sim_cmd, check_config, log_cmd here in controller/cli/, and
+script_cmd, spy_cmd, sim_cmd, render_cmd, view_cmd, check_config, log_cmd here in controller/cli/, and
 controller/motion/validate.py), and main(), which loads the config and maps
 errors to exit codes. What the talking subcommands share (the Link made from
 a bus and a clock, so the send / wait / play logic runs in the tests on fakes,
@@ -33,10 +34,12 @@ from controller.cli import (
     goal_cmd,
     log_cmd,
     play_cmd,
+    render_cmd,
     script_cmd,
     send_cmd,
     sim_cmd,
     spy_cmd,
+    view_cmd,
     watch_cmd,
 )
 from controller.cli.client import (
@@ -74,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(sub)
     spy_cmd.add_parser(sub)
     sim_cmd.add_parser(sub)
+    render_cmd.add_parser(sub)
+    view_cmd.add_parser(sub)
     check_config.add_parser(sub)
     log_cmd.add_parsers(sub, Formatter)
     return parser

@@ -60,6 +60,24 @@ class Event:
     data: bytes
 
 
+class RecordingWriter:
+    """Writes a recording in the layout above from messages handed to it
+    (an in-process trial, controller/sim/trial.py): one file per port,
+    each event stamped with the time given."""
+
+    def __init__(self, base: Path, ports: list[str]) -> None:
+        base.parent.mkdir(parents=True, exist_ok=True)
+        self.logs = {port: lcm.EventLog(str(part_name(base, port)) + ".00", "w", overwrite=True)
+                     for port in ports}
+
+    def __call__(self, port: str, utime: int, channel: str, data: bytes) -> None:
+        self.logs[port].write_event(utime, channel, data)
+
+    def close(self) -> None:
+        for log in self.logs.values():
+            log.close()
+
+
 def port_files(base: Path, ports: list[str]) -> dict[str, list[Path]]:
     """Every file of the recording per port, oldest part first."""
     base = base_of(base)

@@ -20,12 +20,11 @@ from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
 from controller.service.transport import FixedEncoder, Packets
-from controller.sim.robot import SimulatedRobot
+from controller.sim.robot import SENSORS, SimulatedRobot
 
 # What the daemon takes in, per port, drained in this order every tick
-# (controller/service/transport.py); the sensors (joint_state, imu) come from a robot
-# bridge, or with --sim straight from the simulated robot.
-SENSORS = ("joint_state", "imu")
+# (controller/service/transport.py); the sensors (controller/sim/robot.py SENSORS) come
+# from a robot bridge, or with --sim straight from the simulated robot.
 INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
           ("joint", ("motor_ctrl",) + SENSORS))
 

@@ -56,14 +56,12 @@ import numpy as np
 from controller.robot.config import Config, ConfigError
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry
 from controller.sim.model import (
-    FLOOR_GROUP,
-    ROBOT_GROUP,
-    TIMESTEP,
     Inertial,
     _inertial,
     _inertial_xml,
     _vec,
     combine,
+    mjcf_document,
 )
 
 # The body each leg joint moves (humanoid_kinematics.LEG_JOINTS order) and the joint's axis, as
@@ -326,42 +324,9 @@ def humanoid_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
         else:
             raise ConfigError(f"{path}: the config's joint group {group!r} has no model "
                               "(right_leg, left_leg, right_arm, left_arm, head)")
-    limit = cfg.torque_limit
-    motors = "\n".join(
-        f'    <motor name={quoteattr(name)} joint={quoteattr(name)} '
-        f'ctrlrange="{-limit[k]:.9g} {limit[k]:.9g}"/>'
-        for k, name in enumerate(cfg.joint_names))
     body = "\n".join(limbs)
-    return f"""<mujoco model={quoteattr(cfg.robot)}>
-  <compiler angle="radian" autolimits="true"/>
-  <option timestep="{TIMESTEP}" integrator="implicitfast"/>
-  <visual><global offwidth="640" offheight="480"/></visual>
-  <default>
-{b.defaults_xml()}
-    <default class="robot">
-      <geom contype="{ROBOT_GROUP}" conaffinity="{FLOOR_GROUP}" friction="{friction:.9g} 0.005 0.0001"
-            rgba="0.35 0.35 0.38 1"/>
-    </default>
-  </default>
-  <worldbody>
-    <light pos="0 0 3" dir="0 0 -1" directional="true"/>
-    <geom name="floor" type="plane" size="0 0 0.05" contype="{FLOOR_GROUP}" conaffinity="{ROBOT_GROUP}"
-          friction="{friction:.9g} 0.005 0.0001" rgba="0.8 0.8 0.75 1"/>
-    <body name="trunk" pos="0 0 1">
-      <freejoint name="root"/>
-      {_inertial_xml(trunk)}
+    trunk_xml = f"""{_inertial_xml(trunk)}
       {shell}
       <site name="imu" pos="{_vec(imu)}"/>
-{body}
-    </body>
-  </worldbody>
-  <actuator>
-{motors}
-  </actuator>
-  <sensor>
-    <framequat name="imu_quat" objtype="site" objname="imu"/>
-    <gyro name="imu_gyro" site="imu"/>
-    <accelerometer name="imu_acc" site="imu"/>
-  </sensor>
-</mujoco>
-"""
+{body}"""
+    return mjcf_document(cfg, friction, b.defaults_xml(), trunk_xml)

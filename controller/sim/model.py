@@ -177,33 +177,54 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
         </body>
       </body>""")
 
+    leg_defaults = f"""    <default class="leg">
+      <joint armature="{float(act.get('armature', 0.0)):.9g}" damping="{float(act.get('damping', 0.0)):.9g}"
+             frictionloss="{float(act.get('frictionloss', 0.0)):.9g}"/>
+    </default>"""
+    trunk_xml = f"""{_inertial_xml(trunk)}
+      <geom name="trunk_shell" type="box" pos="{_vec(shell_at)}" size="{_vec(shell)}" class="robot"/>
+      <site name="imu" pos="0 0 0"/>{"".join(legs_xml)}"""
+    return mjcf_document(cfg, friction, leg_defaults, trunk_xml)
+
+
+def mjcf_document(cfg: Config, friction: float, defaults: str, trunk: str) -> str:
+    """The whole MJCF around a robot's tree: physics options, the floor and
+    the lights, one motor per config joint (its torque limit the control
+    range), the IMU sensors at the trunk's `imu` site. `defaults` are the
+    robot's joint classes; `trunk` the trunk body's content (inertial,
+    geoms, the imu site and the limbs)."""
     limit = cfg.torque_limit
     motors = "\n".join(
-        f'    <motor name="{name}" joint="{name}" ctrlrange="{-limit[k]:.9g} {limit[k]:.9g}"/>'
+        f'    <motor name={quoteattr(name)} joint={quoteattr(name)} ctrlrange="{-limit[k]:.9g} {limit[k]:.9g}"/>'
         for k, name in enumerate(cfg.joint_names))
     return f"""<mujoco model={quoteattr(cfg.robot)}>
   <compiler angle="radian" autolimits="true"/>
   <option timestep="{TIMESTEP}" integrator="implicitfast"/>
-  <visual><global offwidth="640" offheight="480"/></visual>
+  <visual>
+    <global offwidth="640" offheight="480"/>
+    <headlight ambient="0.35 0.35 0.35" diffuse="0.5 0.5 0.5"/>
+  </visual>
+  <asset>
+    <texture name="sky" type="skybox" builtin="gradient" rgb1="0.75 0.82 0.9" rgb2="0.95 0.96 0.98"
+             width="64" height="64"/>
+    <texture name="grid" type="2d" builtin="checker" rgb1="0.86 0.86 0.82" rgb2="0.72 0.72 0.7"
+             width="256" height="256"/>
+    <material name="grid" texture="grid" texrepeat="4 4" texuniform="true"/>
+  </asset>
   <default>
-    <default class="leg">
-      <joint armature="{float(act.get('armature', 0.0)):.9g}" damping="{float(act.get('damping', 0.0)):.9g}"
-             frictionloss="{float(act.get('frictionloss', 0.0)):.9g}"/>
-    </default>
+{defaults}
     <default class="robot">
       <geom contype="{ROBOT_GROUP}" conaffinity="{FLOOR_GROUP}" friction="{friction:.9g} 0.005 0.0001"
-            rgba="0.35 0.35 0.38 1"/>
+            rgba="0.22 0.32 0.52 1"/>
     </default>
   </default>
   <worldbody>
-    <light pos="0 0 3" dir="0 0 -1" directional="true"/>
+    <light pos="1 -1 3" dir="-0.3 0.3 -1" directional="true" diffuse="0.6 0.6 0.6"/>
     <geom name="floor" type="plane" size="0 0 0.05" contype="{FLOOR_GROUP}" conaffinity="{ROBOT_GROUP}"
-          friction="{friction:.9g} 0.005 0.0001" rgba="0.8 0.8 0.75 1"/>
+          friction="{friction:.9g} 0.005 0.0001" material="grid"/>
     <body name="trunk" pos="0 0 0.5">
       <freejoint name="root"/>
-      {_inertial_xml(trunk)}
-      <geom name="trunk_shell" type="box" pos="{_vec(shell_at)}" size="{_vec(shell)}" class="robot"/>
-      <site name="imu" pos="0 0 0"/>{"".join(legs_xml)}
+      {trunk}
     </body>
   </worldbody>
   <actuator>

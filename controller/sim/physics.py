@@ -11,6 +11,7 @@ The base pose, velocity and contacts are ground truth for tests and tools
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import mujoco
@@ -66,6 +67,7 @@ class PhysicsRobot:
                              f"poses {sorted(cfg.poses)}")
         self._place(start)
         self.tau = np.zeros(cfg.num_joints)
+        self.step_ns = 0
         self.battery_voltage = float(cfg.sim.get("battery_voltage", 25.2))
         self.msg = msgs.joint_state_t()
         self.msg.num_joints = cfg.num_joints
@@ -124,6 +126,7 @@ class PhysicsRobot:
         """One controller tick of physics under the given joint command."""
         if abs(dt - self.cfg.dt) > 1e-12:
             raise ValueError(f"physics runs at the config's tick {self.cfg.dt} s, not {dt} s")
+        started = time.perf_counter_ns()
         m, d = self.model, self.data
         ctrl = np.zeros(m.nu)
         for _ in range(self.substeps):
@@ -135,6 +138,7 @@ class PhysicsRobot:
             mujoco.mj_step(m, d)
         self.tau = tau
         self._measure()
+        self.step_ns = time.perf_counter_ns() - started     # what this tick of physics cost
 
     def _measure(self) -> None:
         """Sample the sensors on the state the tick ended in. Orientation and

@@ -222,6 +222,27 @@ def judge(metrics: dict[str, float], checks: dict[str, dict[str, float]],
     return verdicts
 
 
+def cost(robot: str, ticks: int = 2000) -> dict[str, float]:
+    """What physics costs per 2 ms tick on one core, standing: the physics
+    step alone and the whole in-process tick (sensors, controller, physics),
+    medians and p99 in µs, and the real-time factor of the whole tick."""
+    cfg = load_config(CONFIG_DIR / CARD_DATA["robots"][robot]["config"])
+    trial = Trial(cfg)
+    trial.send(12)
+    trial.run(2.0)
+    physics: list[int] = []
+    whole: list[int] = []
+    for _ in range(ticks):
+        t0 = time.perf_counter_ns()
+        trial.tick()
+        whole.append(time.perf_counter_ns() - t0)
+        physics.append(trial.robot.step_ns)
+    p, w = np.array(physics) / 1e3, np.array(whole) / 1e3
+    return {"physics_p50_us": float(np.median(p)), "physics_p99_us": float(np.percentile(p, 99)),
+            "tick_p50_us": float(np.median(w)), "tick_p99_us": float(np.percentile(w, 99)),
+            "realtime_factor": cfg.dt * 1e6 / float(np.median(w))}
+
+
 def load_card(path: Path = CARD) -> dict[str, Any]:
     data = load_yaml(path)
     if not isinstance(data, dict) or not isinstance(data.get("robots"), dict):
@@ -281,9 +302,16 @@ def main(argv: list[str] | None = None) -> int:
                              initargs=(args.log_level,)) as pool:
         done = list(pool.map(run_row, rows))
     print(table(done))
+    costs = {robot: cost(robot) for robot in sorted({r.robot for r in done})}
+    print("\nphysics cost per 2 ms tick on one core (standing; µs p50/p99), and the real-time "
+          "factor of the whole in-process tick (sensors + controller + physics):")
+    for robot, c in costs.items():
+        print(f"  {robot:<11} physics {c['physics_p50_us']:6.0f} / {c['physics_p99_us']:6.0f}   "
+              f"whole tick {c['tick_p50_us']:6.0f} / {c['tick_p99_us']:6.0f}   "
+              f"real-time factor {c['realtime_factor']:.1f}")
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(to_json(done), indent=1) + "\n")
+    out.write_text(json.dumps({**to_json(done), "cost": costs}, indent=1) + "\n")
     print(f"written {out}")
     return 0
 

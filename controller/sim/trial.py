@@ -9,7 +9,7 @@ them; the trace is ground truth, for judging a motion (the physics scorecard,
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,9 +17,14 @@ from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.config import Config
 from controller.sim.physics import PhysicsRobot
+from controller.sim.robot import SENSORS
 
 TICK_NS_DEFAULT = 2_000_000
 HEARTBEAT_TICKS = 50          # a client re-sends its command every 100 ms at 500 Hz
+
+
+class Recorder(Protocol):
+    def __call__(self, port: str, utime: int, channel: str, data: bytes) -> None: ...
 
 
 @dataclass
@@ -49,9 +54,12 @@ def rotation(quaternion: np.ndarray) -> np.ndarray:
 
 class Trial:
     def __init__(self, cfg: Config, sensors: dict[str, Any] | None = None,
-                 overrides: dict[str, Any] | None = None) -> None:
+                 overrides: dict[str, Any] | None = None, recorder: Recorder | None = None) -> None:
         """`sensors` replaces the config's sim.sensors (None keeps it);
-        `overrides` replaces config fields (e.g. a lighter trunk's sim)."""
+        `overrides` replaces config fields. `recorder(port, utime, channel,
+        data)` is given everything the sim and the controller publish, stamped
+        with the trial's clock (e.g. controller/service/recording.py's
+        RecordingWriter, for `motionctl render`)."""
         if sensors is not None:
             cfg = replace(cfg, sim={**cfg.sim, "sensors": sensors})
         if overrides:
@@ -72,6 +80,7 @@ class Trial:
         self.feet = [model.geom(g).name for g in range(model.ngeom)
                      if model.geom(g).name.endswith("_foot")]
         sites = {model.site(i).name for i in range(model.nsite)}
+        self.recorder = recorder
         self.foot_sites = [model.site(f if f in sites else f.removesuffix("_foot") + "_sole").id
                            for f in self.feet]
 
@@ -91,8 +100,8 @@ class Trial:
         self.heartbeat = data
 
     def tick(self, heartbeat: bool = True) -> None:
-        inbox = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000)
-                 if key in ("joint_state", "imu")]
+        published = self.robot.messages(self.now_ns // 1000)
+        inbox = [(self.ch[key], data) for key, data in published if key in SENSORS]
         if self.pending:
             inbox += self.pending
             self.pending = []
@@ -100,6 +109,12 @@ class Trial:
             inbox.append((self.ch["command"], self.heartbeat))
         out = self.ctl.step(self.now_ns, inbox)
         response = out.get(self.ch["response"])
+        if self.recorder is not None:
+            stamp = self.now_ns // 1000
+            for key, data in published:
+                self.recorder("joint", stamp, self.ch[key], data)
+            for port, channel, payload in out.messages:
+                self.recorder(port, stamp, channel, bytes(payload))
         k = self.ctl.kernel
         self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
         self.now_ns += self.tick_ns

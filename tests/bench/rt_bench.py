@@ -65,11 +65,17 @@ VELOCITIES = ([0.3, 0.0, 0.2], [0.2, 0.0, -0.2])
 class Condition(TypedDict):
     rate_hz: float
     hog: bool
+    sim: str      # the robot: "bridge" (sim_bridge.py with the joint-space sim),
+                  # "physics-bridge" (the MuJoCo body in the bridge process) or
+                  # "physics-inprocess" (motiond --sim: the MuJoCo body in the daemon's tick)
 
 
-CONDITIONS: dict[str, Condition] = {"quiet": {"rate_hz": 100.0, "hog": False},
-                                    "cpu": {"rate_hz": 100.0, "hog": True},
-                                    "flood": {"rate_hz": 5000.0, "hog": False}}
+CONDITIONS: dict[str, Condition] = {
+    "quiet": {"rate_hz": 100.0, "hog": False, "sim": "bridge"},
+    "cpu": {"rate_hz": 100.0, "hog": True, "sim": "bridge"},
+    "flood": {"rate_hz": 5000.0, "hog": False, "sim": "bridge"},
+    "physics-bridge": {"rate_hz": 100.0, "hog": False, "sim": "physics-bridge"},
+    "physics-inprocess": {"rate_hz": 100.0, "hog": False, "sim": "physics-inprocess"}}
 JC_TICK = struct.Struct(">q")    # joint_command_t: fingerprint, utime, then tick at byte 16
 
 
@@ -265,21 +271,25 @@ def timeout_trials(client: Client, trials: int, last_cmd: bytes) -> tuple[list[f
 @dataclass
 class Running:
     proc: subprocess.Popen
-    bridge: subprocess.Popen
+    bridge: subprocess.Popen | None     # None: the sim runs inside motiond (--sim)
     client: Client
     exit_code: int | None = None      # motiond's, once stopped
 
 
 @contextlib.contextmanager
-def daemon_with_bridge(cfg: Config, log: Path) -> Iterator[Running]:
-    """motiond, the sim as its bridge process (FIFO two below the daemon) and
-    a client that has seen the first tick; all stopped on exit (SIGTERM)."""
-    bridge = subprocess.Popen([sys.executable, str(Path(__file__).with_name("sim_bridge.py")),
-                               str(cfg.path)], cwd=ROOT,
-                              env=dict(os.environ, BRIDGE_PRIORITY=str(max(0, cfg.realtime.priority - 2))))
+def daemon_with_bridge(cfg: Config, log: Path, sim: str = "bridge") -> Iterator[Running]:
+    """motiond, the sim as its bridge process (FIFO two below the daemon; the
+    joint-space sim or the MuJoCo body) or inside the daemon (--sim), and a
+    client that has seen the first tick; all stopped on exit (SIGTERM)."""
+    inprocess = sim == "physics-inprocess"
+    bridge = None if inprocess else subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("sim_bridge.py")), str(cfg.path)], cwd=ROOT,
+        env=dict(os.environ, BRIDGE_PRIORITY=str(max(0, cfg.realtime.priority - 2)),
+                 BRIDGE_SIM="physics" if sim == "physics-bridge" else "joint"))
     with open(log, "w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond",
-                                 "--config", str(cfg.path), "--log-level", "info"],
+                                 "--config", str(cfg.path), "--log-level", "info"]
+                                + (["--sim", "physics"] if inprocess else []),
                                 cwd=ROOT, stderr=err, stdout=subprocess.DEVNULL)
     run = Running(proc, bridge, Client(cfg))
     try:
@@ -292,15 +302,17 @@ def daemon_with_bridge(cfg: Config, log: Path) -> Iterator[Running]:
     finally:
         proc.send_signal(signal.SIGTERM)
         run.exit_code = proc.wait(timeout=10)
-        bridge.send_signal(signal.SIGCONT)        # in case it was frozen
-        bridge.terminate()
-        bridge.wait(timeout=10)
+        if bridge is not None:
+            bridge.send_signal(signal.SIGCONT)    # in case it was frozen
+            bridge.terminate()
+            bridge.wait(timeout=10)
         run.client.close()
 
 
-def run_daemon(cfg: Config, seconds: float, rate_hz: float, timeouts: int, log_dir: Path) -> dict:
+def run_daemon(cfg: Config, seconds: float, rate_hz: float, timeouts: int, log_dir: Path,
+               sim: str = "bridge") -> dict:
     log = log_dir / "motiond.log"
-    with daemon_with_bridge(cfg, log) as run:
+    with daemon_with_bridge(cfg, log, sim) as run:
         client = run.client
         # A fresh command per attempt: a damper entered before the bridge's
         # joint_state flowed (EDAMP) is left only by a new life_count.
@@ -420,10 +432,10 @@ def measure(seconds: float = SECONDS, conditions: Iterable[str] = tuple(CONDITIO
             late, refused = run_baseline(seconds, rt)
             if flood is not None:
                 flood.join()
-            daemon = run_daemon(cfg, seconds, cond["rate_hz"], timeouts, Path(tmp))
+            daemon = run_daemon(cfg, seconds, cond["rate_hz"], timeouts, Path(tmp), cond["sim"])
         base = baseline_figures(late)
         base["refused"] = refused
-        result["conditions"][name] = {"hogs": hogs, "rate_hz": cond["rate_hz"],
+        result["conditions"][name] = {"hogs": hogs, "rate_hz": cond["rate_hz"], "sim": cond["sim"],
                                       "baseline": base, "motiond": daemon}
     result["targets"] = [t.as_dict() for t in targets(result)]
     return result
@@ -466,18 +478,18 @@ def targets(result: dict) -> list[Target]:
 def report(result: dict) -> list[str]:
     lines = [(f"motiond at {result['hz']} Hz against the C baseline: {result['seconds']:g} s per "
               f"run, median [min-max] over {WINDOWS} windows; client {result['client_policy']}")]
-    head = (f"{'condition':9} {'loop':9} {'late p50 us':>19} {'late p99 us':>21} "
+    head = (f"{'condition':17} {'loop':9} {'late p50 us':>19} {'late p99 us':>21} "
             + f"{'late p99.9 us':>21} {'max us':>8} {'missed':>6}")
     lines.append(head)
     for name, c in result["conditions"].items():
         for who in ("baseline", "motiond"):
             f = c[who]
             lat = f["lateness_us"]
-            lines.append(f"{name:9} {'C' if who == 'baseline' else 'motiond':9} {fmt(lat['p50']):>19} "
+            lines.append(f"{name:17} {'C' if who == 'baseline' else 'motiond':9} {fmt(lat['p50']):>19} "
                          f"{fmt(lat['p99']):>21} {fmt(lat['p99.9']):>21} {lat['max']:8.0f} "
                          f"{f['missed_ticks']:6d}")
     lines.append("")
-    lines.append(f"{'condition':9} {'rate/s':>7} {'loop p50 us':>19} {'loop p99 us':>21} "
+    lines.append(f"{'condition':17} {'rate/s':>7} {'loop p50 us':>19} {'loop p99 us':>21} "
                  f"{'cmd->out p50 ms':>19} {'p99 ms':>7} {'timeout ms (each)':>30} {'CPU %':>17}")
     for name, c in result["conditions"].items():
         d = c["motiond"]
@@ -485,7 +497,7 @@ def report(result: dict) -> list[str]:
         p50 = fmt(lat["p50_ms"], 2) if lat.get("p50_ms") else "-"
         p99 = f"{lat['all_p99_ms']:.2f}" if lat.get("all_p99_ms") is not None else "-"
         tos = " ".join(f"{x:.1f}" for x in d["timeout_ms"]) or "-"
-        lines.append(f"{name:9} {d['achieved_rate_hz']:7.0f} {fmt(d['loop_us']['p50']):>19} "
+        lines.append(f"{name:17} {d['achieved_rate_hz']:7.0f} {fmt(d['loop_us']['p50']):>19} "
                      f"{fmt(d['loop_us']['p99']):>21} {p50:>19} {p99:>7} {tos:>30} "
                      f"{fmt(d['cpu_percent']):>17}")
         notes = []
@@ -500,7 +512,7 @@ def report(result: dict) -> list[str]:
         if d["realtime_degraded"] or c["baseline"]["refused"]:
             notes.append("real-time settings refused (see the daemon log / baseline output)")
         if notes:
-            lines.append(f"{'':9} note: " + "; ".join(notes))
+            lines.append(f"{'':17} note: " + "; ".join(notes))
     return lines
 
 

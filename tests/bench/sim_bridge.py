@@ -1,7 +1,9 @@
 """A robot bridge for the benchmark: the built-in sim in its own process,
-answering each joint_cmd with a joint_state over LCM, as a real robot's
-bridge does. So `make bench` measures motiond as it runs on a robot, without
-the sim's physics in its loop. Run under tests/netns.sh only.
+answering each joint_cmd with a joint_state over LCM (and, from the MuJoCo
+body, imu and sim_state), as a real robot's bridge does. So `make bench`
+measures motiond as it runs on a robot, without the sim in its loop.
+BRIDGE_SIM=physics runs the MuJoCo body, else the joint-space sim. Run under
+tests/netns.sh only.
 
     python tests/bench/sim_bridge.py [CONFIG]   (until SIGTERM)
 """
@@ -24,13 +26,13 @@ from controller import msgs
 from controller.behaviours.base import make_robot
 from controller.robot.config import load_config
 from controller.robot.native import Kernel
-from controller.sim.joint_sim import SimRobot
+from controller.sim.robot import make_sim
 
 
 def main() -> None:
     cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None)
     kin = make_robot(cfg, Kernel(cfg.q_min, cfg.q_max, cfg.v_max)).kin
-    sim = SimRobot(cfg, kin)
+    sim, _ = make_sim(cfg, kin, os.environ.get("BRIDGE_SIM", "joint"))
     priority = int(os.environ.get("BRIDGE_PRIORITY", "0"))
     if priority:
         with contextlib.suppress(OSError):
@@ -42,11 +44,13 @@ def main() -> None:
         c = msgs.joint_command_t.decode(data)
         sim.step(np.array(c.position), np.array(c.velocity), np.array(c.kp), np.array(c.kd),
                  np.array(c.torque), cfg.dt)
-        joint.publish(ch["joint_state"], sim.joint_state(c.utime))
+        for name, payload in sim.messages(c.utime):
+            joint.publish(ch[name], payload)
 
     joint.subscribe(ch["joint_cmd"], on_joint_cmd)
     # the first joint_state lets motiond leave OFF; then one per joint_cmd
-    joint.publish(ch["joint_state"], sim.joint_state(0))
+    for name, payload in sim.messages(0):
+        joint.publish(ch[name], payload)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     while not stop:

@@ -74,6 +74,7 @@ def main(seconds: float = SECONDS, seed: int = SEED) -> dict:
         log = Path(tmp) / "motiond.log"
         with daemon_with_bridge(cfg, log) as run:
             daemon, bridge, client = run.proc, run.bridge, run.client
+            assert bridge is not None            # the soak freezes the bridge process
             joint = lcm.LCM(cfg.lcm.url("joint"))      # garbage on the joint port's inputs
             rss: list[tuple[float, int]] = []
             faults = {"bridge_frozen": 0, "silences": 0, "floods": 0, "garbage": 0, "commands": 0}

@@ -1,0 +1,180 @@
+"""Draw a recording of the simulated robot offscreen: the robot's own MuJoCo
+model posed from each sim_state (ground truth) of the recording, a camera
+that follows the trunk, and the mode and gait the controller reported
+written on every frame. `motionctl render BASE -o out.gif|out.mp4`.
+
+Rendering runs on the CPU through EGL (Mesa): MUJOCO_GL is set to `egl`
+before MuJoCo is imported, unless the caller chose another backend.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from controller import msgs
+from controller.robot.config import Config
+from controller.service.recording import RecordingError, decode, events, port_files
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import mujoco  # noqa: E402 - after the GL backend is chosen
+
+from controller.sim.mjcf import robot_mjcf  # noqa: E402
+
+EGL_PACKAGES = "libegl1 libegl-mesa0 libgl1-mesa-dri"
+
+
+class RenderError(RuntimeError):
+    """The recording cannot be drawn (no sim_state, no GL, no encoder)."""
+
+
+@dataclass(frozen=True)
+class Pose:
+    """One frame's worth of ground truth and what the controller said."""
+    t: float                      # s since the first sim_state
+    position: np.ndarray
+    quaternion: np.ndarray
+    q: np.ndarray
+    label: str
+
+
+def poses(cfg: Config, base: Path, fps: float, start: float = 0.0,
+          seconds: float | None = None) -> list[Pose]:
+    """The recording's sim_states at `fps`, each labelled with the last
+    response before it (both ordered by the logger's receive time)."""
+    files = port_files(base, ["joint", "response"])
+    ch = cfg.lcm.channels
+    states = [(e.timestamp_us, e.data) for e in events(files.get("joint", []))
+              if e.channel == ch["sim_state"]]
+    if not states:
+        raise RenderError(f"{base}: no {ch['sim_state']} messages: record a daemon running "
+                          "--sim (physics) or `motionctl sim`")
+    responses = [(e.timestamp_us, decode(msgs.robot_control_response_lcmt, e.data, e.channel))
+                 for e in events(files.get("response", [])) if e.channel == ch["response"]]
+    return list(_sample(cfg, states, responses, fps, start, seconds))
+
+
+def _sample(cfg: Config, states: list[tuple[int, bytes]],
+            responses: list[tuple[int, msgs.robot_control_response_lcmt]],
+            fps: float, start: float, seconds: float | None) -> Iterator[Pose]:
+    t0 = states[0][0]
+    step_us = 1e6 / fps
+    next_us = t0 + start * 1e6
+    end_us = None if seconds is None else next_us + seconds * 1e6
+    k = 0
+    label = "no response yet"
+    for stamp, data in states:
+        while k < len(responses) and responses[k][0] <= stamp:
+            r = responses[k][1]
+            label = f"mode {r.mode} {cfg.fsm.name(r.mode)}  gait {r.gait_id}  {r.order_process_bar}%"
+            k += 1
+        if stamp < next_us:
+            continue
+        if end_us is not None and stamp > end_us:
+            break
+        s = decode(msgs.sim_state_t, data, "sim_state")
+        yield Pose((stamp - t0) / 1e6, np.array(s.position), np.array(s.quaternion),
+                   np.array(s.q), label)
+        next_us += step_us
+
+
+class Painter:
+    """The robot's model, a following camera and an offscreen renderer."""
+
+    def __init__(self, cfg: Config, width: int, height: int) -> None:
+        self.cfg = cfg
+        self.model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
+        self.model.vis.global_.offwidth = max(width, int(self.model.vis.global_.offwidth))
+        self.model.vis.global_.offheight = max(height, int(self.model.vis.global_.offheight))
+        self.data = mujoco.MjData(self.model)
+        self.qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in cfg.joint_names])
+        try:
+            self.renderer = mujoco.Renderer(self.model, height, width)
+        except Exception as exc:  # noqa: BLE001 - every GL failure means the same to the user
+            raise RenderError(f"cannot render offscreen with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
+                              f"({exc}); on Debian/Ubuntu: sudo apt-get install -y {EGL_PACKAGES}") from exc
+        self.camera = mujoco.MjvCamera()
+        self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+        self.camera.distance = 5.0 * float(cfg.stand_height) + 0.3
+        self.camera.azimuth = 120.0
+        self.camera.elevation = -18.0
+        self.lookat: np.ndarray | None = None
+
+    def frame(self, pose: Pose) -> np.ndarray:
+        d = self.data
+        d.qpos[0:3] = pose.position
+        d.qpos[3:7] = pose.quaternion
+        d.qpos[self.qadr] = pose.q
+        mujoco.mj_kinematics(self.model, d)
+        target = np.array([pose.position[0], pose.position[1], 0.6 * float(self.cfg.stand_height)])
+        # Follow the trunk smoothly so a bounce does not shake the picture.
+        self.lookat = target if self.lookat is None else 0.8 * self.lookat + 0.2 * target
+        self.camera.lookat[:] = self.lookat
+        self.renderer.update_scene(d, camera=self.camera)
+        return np.asarray(self.renderer.render()).copy()
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+def annotate(pixels: np.ndarray, text: str) -> np.ndarray:
+    """The frame with `text` in a dark band along its top."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.fromarray(pixels)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    draw.rectangle((0, 0, image.width, 18), fill=(20, 20, 24))
+    draw.text((6, 3), text, fill=(240, 240, 240), font=font)
+    return np.asarray(image)
+
+
+def render(cfg: Config, frames: Iterable[Pose], out: Path, fps: float, width: int, height: int) -> int:
+    """Draw the frames into out (.gif or .mp4); the number of frames."""
+    if out.suffix not in (".gif", ".mp4"):
+        raise RenderError(f"{out}: write a .gif or an .mp4")
+    painter = Painter(cfg, width, height)
+    try:
+        images = [annotate(painter.frame(p), f"{cfg.robot}  t {p.t:5.1f} s  {p.label}") for p in frames]
+    finally:
+        painter.close()
+    if not images:
+        raise RenderError("no frames in the chosen time range")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".gif":
+        _gif(images, out, fps)
+    else:
+        _mp4(images, out, fps, width, height)
+    return len(images)
+
+
+def _gif(images: list[np.ndarray], out: Path, fps: float) -> None:
+    from PIL import Image
+
+    first, *rest = (Image.fromarray(i).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+                    for i in images)
+    first.save(out, save_all=True, append_images=rest, duration=int(round(1000 / fps)), loop=0,
+               optimize=True)
+
+
+def _mp4(images: list[np.ndarray], out: Path, fps: float, width: int, height: int) -> None:
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise RenderError("an .mp4 needs ffmpeg (Debian/Ubuntu: sudo apt-get install -y ffmpeg); "
+                          "a .gif needs nothing more")
+    proc = subprocess.run(
+        [ffmpeg, "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
+         "-s", f"{width}x{height}", "-r", f"{fps:g}", "-i", "-", "-pix_fmt", "yuv420p",
+         "-vcodec", "libx264", str(out)],
+        input=b"".join(i.tobytes() for i in images), capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise RenderError(f"ffmpeg failed: {proc.stderr.decode(errors='replace').strip()}")
+
+
+__all__ = ["Painter", "Pose", "RecordingError", "RenderError", "annotate", "poses", "render"]

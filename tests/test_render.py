@@ -1,0 +1,77 @@
+"""`motionctl render` (controller/service/render.py): a short physics trial
+recorded in process, drawn offscreen through EGL in a subprocess (MuJoCo
+picks its GL backend once per process), and the frames looked at: the robot
+is in the picture and it moves between frames."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from controller.robot.config import load_config
+from controller.service.recording import RecordingWriter
+from controller.sim.trial import Trial
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def record(base: Path, config: str | None = None) -> None:
+    cfg = load_config(config)
+    writer = RecordingWriter(base, list(cfg.lcm.ports))
+    trial = Trial(cfg, recorder=writer)
+    trial.send(12)
+    trial.run(2.0)
+    writer.close()
+
+
+def frames(path: Path) -> list[np.ndarray]:
+    image = Image.open(path)
+    out = []
+    for k in range(getattr(image, "n_frames", 1)):
+        image.seek(k)
+        out.append(np.asarray(image.convert("RGB")))
+    return out
+
+
+def render(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def robot_pixels(frame: np.ndarray) -> np.ndarray:
+    """Where the robot is: below the label band, the blue of the robot's
+    geoms (the floor is grey, the sky pale)."""
+    body = frame[20:].astype(int)
+    return (body[..., 2] - body[..., 0] > 30) & (body[..., 2] < 200)
+
+
+def test_render_draws_the_robot_standing_up(tmp_path: Path) -> None:
+    base = tmp_path / "stand"
+    record(base)
+    out = tmp_path / "stand.gif"
+    proc = render("render", str(base), "-o", str(out), "--fps", "10", "--size", "320x240")
+    assert proc.returncode == 0, proc.stderr
+    assert "20 frames, 2.0 s" in proc.stdout
+    shots = frames(out)
+    assert len(shots) == 20 and shots[0].shape == (240, 320, 3)
+    first, last = robot_pixels(shots[0]), robot_pixels(shots[-1])
+    assert first.sum() > 300 and last.sum() > 300          # the robot is in the picture
+    # Standing up changes its silhouette: the dark pixels move.
+    assert (first ^ last).sum() > 0.3 * min(first.sum(), last.sum())
+    # and it rises: the silhouette's top moves up the picture
+    top = [int(np.argmax(robot_pixels(s).any(axis=1))) for s in (shots[0], shots[-1])]
+    assert top[1] < top[0]
+
+
+def test_render_names_what_is_missing(tmp_path: Path) -> None:
+    proc = render("render", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.gif"))
+    assert proc.returncode == 1 and "no recording at" in proc.stderr
+    base = tmp_path / "stand"
+    record(base)
+    proc = render("render", str(base), "-o", str(tmp_path / "x.avi"))
+    assert proc.returncode == 1 and "write a .gif or an .mp4" in proc.stderr
+    proc = render("render", str(base), "-o", str(tmp_path / "x.gif"), "--size", "big")
+    assert proc.returncode == 1 and "WIDTHxHEIGHT" in proc.stderr
