@@ -2,7 +2,9 @@
 
 No sockets and no sleeping: each `run` steps the controller tick by tick,
 feeding it the sim's joint_state and the packets a test queued, exactly as the
-runtime does, and records every response and joint command.
+runtime does, and records every response and joint command. The robot is the
+MuJoCo physics body, as with `motiond --sim`; `Rig(sim="joint")` asks for
+the joint-space sim, and a test that does says why.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from controller.robot.config import load_config
 from controller.service.runtime import SENSORS
 from controller.sim.joint_sim import SimRobot
 from controller.sim.physics import PhysicsRobot
+from controller.sim.robot import PHYSICS, make_sim
 
 TICK_NS = 2_000_000
 
@@ -48,7 +51,10 @@ def command(mode: int, gait_id: int = 0, life_count: int = 0, duration: int = 0,
 @dataclass
 class Rig:
     config_path: str | None = None
-    sim: bool = True
+    # The simulated robot: True or "physics" the MuJoCo body (the joint-space
+    # sim for a robot without a physics model), "joint" the joint-space sim,
+    # False none.
+    sim: bool | str = True
     now_ns: int = 1_000_000_000
     responses: list[Response] = field(default_factory=list)
     joint_cmds: list[msgs.joint_command_t] = field(default_factory=list)
@@ -63,7 +69,12 @@ class Rig:
     def __post_init__(self) -> None:
         self.cfg = replace(load_config(self.config_path), **self.overrides)
         self.ctl = Controller(self.cfg)
-        self.robot: SimRobot | PhysicsRobot | None = SimRobot(self.cfg, self.ctl.kin) if self.sim else None
+        self.robot: SimRobot | PhysicsRobot | None = None
+        if self.sim:
+            kind = PHYSICS if self.sim is True else str(self.sim)
+            robot, _ = make_sim(self.cfg, self.ctl.kin, kind)
+            assert isinstance(robot, (SimRobot, PhysicsRobot))
+            self.robot = robot
         self.pending: list[tuple[str, bytes]] = []
         self.heartbeat_msg: msgs.robot_control_cmd_lcmt | None = None
         self.last_out: Outbox | None = None

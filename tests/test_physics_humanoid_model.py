@@ -181,8 +181,8 @@ def test_every_joint_has_its_motor_torque_limit_range_and_actuator_figures(robot
     for k, name in enumerate(cfg.joint_names):
         motor = m.actuator(name)
         assert motor.trntype[0] == mujoco.mjtTrn.mjTRN_JOINT and motor.trnid[0] == m.joint(name).id
-        assert tuple(motor.ctrlrange) == pytest.approx((-cfg.torque_limit[k], cfg.torque_limit[k]))
-        assert motor.ctrllimited[0]
+        assert tuple(motor.forcerange) == pytest.approx((-cfg.torque_limit[k], cfg.torque_limit[k]))
+        assert motor.forcelimited[0] and motor.gaintype[0] == mujoco.mjtGain.mjGAIN_FIXED
         j = m.joint(name)
         assert tuple(j.range) == pytest.approx((cfg.q_min[k], cfg.q_max[k]))
         (act,) = [a for a in acts.values() if any(name == b or name.endswith("_" + b) for b in a["joints"])]

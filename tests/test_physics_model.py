@@ -61,7 +61,7 @@ def test_model_mass_and_limits_come_from_the_figures_and_the_config() -> None:
         j = m.joint(name)
         assert tuple(j.range) == pytest.approx((CFG.q_min[k], CFG.q_max[k]))
         assert float(j.armature[0]) == figures["actuator"]["armature"]
-        assert tuple(m.actuator(name).ctrlrange) == pytest.approx((-CFG.torque_limit[k], CFG.torque_limit[k]))
+        assert tuple(m.actuator(name).forcerange) == pytest.approx((-CFG.torque_limit[k], CFG.torque_limit[k]))
 
 
 def test_combined_inertia_follows_the_parallel_axis_theorem() -> None:
@@ -153,3 +153,23 @@ def test_motiond_sim_is_physics_where_a_model_exists_else_the_joint_sim() -> Non
     assert kind == JOINT and isinstance(robot, SimRobot)
     with pytest.raises(ValueError, match="simulator 'mujoco'"):
         make_sim(dog.cfg, dog.ctl.kin, "mujoco")
+
+
+def test_the_motor_law_is_the_drivers_at_the_current_state_clipped_to_the_limit() -> None:
+    """What each motor applies, evaluated by MuJoCo at every physics step:
+    tau_ff + kp (q_des - q) + kd (qd_des - qd), clipped to the torque limit."""
+    robot = PhysicsRobot(CFG)
+    rng = np.random.default_rng(3)
+    n = CFG.num_joints
+    for kp_scale in (20.0, 2000.0):                  # the second saturates most joints
+        q_des = robot.q + rng.uniform(-0.2, 0.2, n)
+        qd_des = rng.uniform(-1.0, 1.0, n)
+        kp, kd = np.full(n, kp_scale), np.full(n, 1.0)
+        tau_ff = rng.uniform(-1.0, 1.0, n)
+        robot.step(q_des, qd_des, kp, kd, tau_ff, CFG.dt)
+        mujoco.mj_forward(robot.model, robot.data)    # the force at the state reached
+        applied = robot.data.actuator_force[robot.act]
+        expected = np.clip(tau_ff + kp * (q_des - robot.q) + kd * (qd_des - robot.qd),
+                           -CFG.torque_limit, CFG.torque_limit)
+        assert np.allclose(applied, expected, atol=1e-9)
+    assert np.isclose(np.abs(applied), CFG.torque_limit).sum() >= n // 2

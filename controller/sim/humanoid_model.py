@@ -303,7 +303,7 @@ def humanoid_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
     """MJCF of a humanoid: the trunk on a free joint, two 6-joint legs as the
     controller's kinematics has them (sole sites `<side>_sole`), the arms and
     head from the physics file, one motor per config joint (named as the
-    joint, ctrlrange = its torque limit), an imu site with the quadruped
+    joint, its force range the torque limit), an imu site with the quadruped
     model's three sensors, and the floor."""
     if not isinstance(cfg.geometry, HumanoidGeometry):
         raise ConfigError(f"{cfg.path}: kind {cfg.kind!r}: not a humanoid")

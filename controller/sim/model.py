@@ -189,13 +189,18 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
 
 def mjcf_document(cfg: Config, friction: float, defaults: str, trunk: str) -> str:
     """The whole MJCF around a robot's tree: physics options, the floor and
-    the lights, one motor per config joint (its torque limit the control
-    range), the IMU sensors at the trunk's `imu` site. `defaults` are the
+    the lights, one motor per config joint, the IMU sensors at the trunk's
+    `imu` site. Each motor is the driver's law, evaluated by MuJoCo at every
+    physics step: force = ctrl - kp q - kd qd, ctrl = tau_ff + kp q_des +
+    kd qd_des, kp and kd set per tick in its bias (physics.py), the force
+    clipped to the joint's torque limit. `defaults` are the
     robot's joint classes; `trunk` the trunk body's content (inertial,
     geoms, the imu site and the limbs)."""
     limit = cfg.torque_limit
     motors = "\n".join(
-        f'    <motor name={quoteattr(name)} joint={quoteattr(name)} ctrlrange="{-limit[k]:.9g} {limit[k]:.9g}"/>'
+        f'    <general name={quoteattr(name)} joint={quoteattr(name)} gaintype="fixed" gainprm="1" '
+        f'biastype="affine" biasprm="0 0 0" forcelimited="true" '
+        f'forcerange="{-limit[k]:.9g} {limit[k]:.9g}"/>'
         for k, name in enumerate(cfg.joint_names))
     return f"""<mujoco model={quoteattr(cfg.robot)}>
   <compiler angle="radian" autolimits="true"/>

@@ -128,15 +128,14 @@ class PhysicsRobot:
             raise ValueError(f"physics runs at the config's tick {self.cfg.dt} s, not {dt} s")
         started = time.perf_counter_ns()
         m, d = self.model, self.data
-        ctrl = np.zeros(m.nu)
-        for _ in range(self.substeps):
-            q = d.qpos[self.qadr]
-            qd = d.qvel[self.vadr]
-            tau = np.clip(tau_ff + kp * (q_des - q) + kd * (qd_des - qd), -self.limit, self.limit)
-            ctrl[self.act] = tau
-            d.ctrl[:] = ctrl
-            mujoco.mj_step(m, d)
-        self.tau = tau
+        act = self.act
+        # The driver's law, by MuJoCo at every physics step (model.py's motors):
+        # force = tau_ff + kp (q_des - q) + kd (qd_des - qd), clipped.
+        m.actuator_biasprm[act, 1] = -kp
+        m.actuator_biasprm[act, 2] = -kd
+        d.ctrl[act] = tau_ff + kp * q_des + kd * qd_des
+        mujoco.mj_step(m, d, nstep=self.substeps)
+        self.tau = d.actuator_force[act].copy()
         self._measure()
         self.step_ns = time.perf_counter_ns() - started     # what this tick of physics cost
 
