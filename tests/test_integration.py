@@ -120,10 +120,9 @@ class Client:
             t.join(1)
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
+def start_daemon(tmp_path: Path, sim: str) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
     with open(tmp_path / "motiond.log", "w") as log:       # the daemon has its own copy
-        proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim",
+        proc = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim", sim,
                                  "--log-level", "info"], cwd=ROOT, stderr=log, stdout=log)
     client = Client()
     deadline = time.monotonic() + 15
@@ -136,6 +135,20 @@ def daemon(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(5)
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
+    """motiond --sim: the MuJoCo body."""
+    yield from start_daemon(tmp_path, "physics")
+
+
+@pytest.fixture
+def joint_daemon(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Client]]:
+    """motiond --sim joint: the joint-space sim, which has no IMU, for the
+    odometry rule without one (exact integration of the commanded, limited
+    velocity); the odometry from the IMU is tested in test_estimator.py."""
+    yield from start_daemon(tmp_path, "joint")
 
 
 def stand(client: Client) -> None:
@@ -334,11 +347,11 @@ def test_motionctl_plays_the_example_sequence(daemon):
     assert positions == sorted(positions), seen
 
 
-def test_trot_advances_global_to_robot_at_50_hz_and_a_goal_stops_on_target(daemon):
+def test_trot_advances_global_to_robot_at_50_hz_and_a_goal_stops_on_target(joint_daemon):
     """The issue's user story over real LCM: trot forward while turning, the
     odometry on global_to_robot advances at the limited velocity at 50 Hz;
     then `motionctl goal move` walks 0.5 m and reports reached."""
-    _, client = daemon
+    _, client = joint_daemon
     odom: list[tuple[int, msgs.localization_lcmt]] = []
     lock = threading.Lock()
 

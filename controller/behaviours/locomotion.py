@@ -179,6 +179,14 @@ class Locomotion(Behaviour):
     def body_velocity(self) -> np.ndarray:
         return self.gen.v
 
+    def planned_contact(self) -> int | None:
+        """The legs whose foot the gait has on the ground now."""
+        mask = 0
+        for leg, up in enumerate(self.gen.airborne().tolist()):
+            if not up:
+                mask |= 1 << leg
+        return mask
+
     def reported_gait(self, ctx: TickContext) -> int:
         gait = self.gen.gait
         return gait.id if gait is not None else STAND

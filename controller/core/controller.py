@@ -31,6 +31,7 @@ from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
+from controller.core.estimator import QuadrupedEstimator
 from controller.core.faults import JointStateWatch, TrackingWatch
 from controller.core.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.core.goals import (
@@ -77,6 +78,7 @@ ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
 GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
 STAND_GAIT = 1
 STILL = (0.0, 0.0, 0.0)
+IMU_STALE_TICKS = 25          # without an imu for this long the estimate is not used (50 ms)
 MOTOR_CTRL_LOST_NS = 500_000_000
 MOVE_GOALS = (1, 2)           # motion_goal_t kinds that walk (need the legs)
 CONTACT_FORCE_N = 5.0
@@ -217,6 +219,16 @@ class Controller:
         # Odometry integrates the body velocity the locomotion drives; goals
         # walk by it (SPEC §1.6; the Motion Module API of the seeds).
         self.odom = Odometry()
+        # The IMU (imu_t, from the robot bridge or the physics sim) and, on a
+        # quadruped, the state estimate from it and the legs
+        # (controller/core/estimator.py); odometry walks by the estimate while
+        # it is fresh, by the commanded velocity otherwise.
+        self.imu_quat = np.array([1.0, 0.0, 0.0, 0.0])
+        self.imu_gyro = np.zeros(3)
+        self.imu_accel = np.zeros(3)
+        self.imu_tick = -IMU_STALE_TICKS - 1
+        self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt) \
+            if cfg.kind == "quadruped" else None
         self.localization = msgs.localization_lcmt()
         loco = cfg.locomotion or cfg.walk
         self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
@@ -295,6 +307,35 @@ class Controller:
         if outage_ns is not None:
             self._joint_state_back(now_ns, outage_ns)
         return True
+
+    def _on_imu(self, now_ns: int, data: bytes) -> None:
+        msg = self._decode(now_ns, self.ch["imu"], msgs.imu_t, data)
+        if msg is None:
+            return
+        if not (_finite(msg.quaternion) and _finite(msg.gyro) and _finite(msg.accel)):
+            self._reject_packet(now_ns, self.ch["imu"], "a value is not finite")
+            return
+        norm = math.sqrt(sum(c * c for c in msg.quaternion))
+        if abs(norm - 1.0) > 0.01:
+            self._reject_packet(now_ns, self.ch["imu"], f"quaternion norm {norm:.3f}, not 1")
+            return
+        self.imu_quat[:] = msg.quaternion
+        self.imu_quat /= norm
+        self.imu_gyro[:] = msg.gyro
+        self.imu_accel[:] = msg.accel
+        self.imu_tick = self.tick
+
+    def _estimating(self) -> bool:
+        """A quadruped with a fresh IMU sample: the estimate is live."""
+        return self.estimator is not None and self.tick - self.imu_tick <= IMU_STALE_TICKS
+
+    def _estimate(self) -> None:
+        est = self.estimator
+        assert est is not None
+        est.step(self.q, self.qd, self.tau, self.imu_quat, self.imu_gyro, self.imu_accel,
+                 self.fsm.state.planned_contact())
+        roll, pitch, _ = est.rpy
+        self.odom.z, self.odom.roll, self.odom.pitch = float(est.position[2]), roll, pitch
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
         msg = self._decode(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, data)
@@ -717,15 +758,25 @@ class Controller:
         # Odometry: the body twist of the tick that just ended (zero when the
         # state does not travel, which also zeroes the reported velocity).
         velocity = self.fsm.state.body_velocity()
-        self.odom.integrate(STILL if velocity is None else velocity, self.cfg.dt)
+        if velocity is None:
+            self.odom.integrate(STILL, self.cfg.dt)
+        elif self._estimating():
+            assert self.estimator is not None
+            self.odom.integrate(self.estimator.heading_twist(), self.cfg.dt)
+        else:
+            self.odom.integrate(velocity, self.cfg.dt)
         # The measured state first, whatever order the packets came in (DESIGN
         # principle 6): a command in the same inbox starts from this pose.
         measured = False
         for channel, data in inbox:
             if channel == ch["joint_state"]:
                 measured = self._on_joint_state(now_ns, data) or measured
+            elif channel == ch["imu"]:
+                self._on_imu(now_ns, data)
         if measured:
             self.kernel.seed(self.q)
+        if measured and self._estimating():
+            self._estimate()
         for channel, data in inbox:
             if channel == ch["command"]:
                 self._on_command(now_ns, data)

@@ -16,9 +16,8 @@ from controller.sim.mjcf import has_model
 
 PHYSICS, JOINT = "physics", "joint"
 # What the controller takes in of a simulated robot's messages, as it does
-# from a robot bridge: joint_state. The imu is published beside it; the
-# controller reads it once it has a state estimator (issue 16).
-SENSORS = ("joint_state",)
+# from a robot bridge: its joint state and its IMU.
+SENSORS = ("joint_state", "imu")
 KINDS = (PHYSICS, JOINT)
 
 

@@ -1,0 +1,203 @@
+"""The quadruped's state estimate from its own sensors: the IMU and the legs.
+
+Orientation and body rate come from the IMU (its attitude filter: roll and
+pitch absolute, yaw drifting). Position and velocity come from a linear
+Kalman filter in the world frame, the formulation legged robots of the MIT
+Cheetah family run:
+
+- state: body position p, body velocity v, and the world position of each
+  foot (3 + 3 + 3 x legs);
+- prediction: p += v dt, v += a dt, with a the IMU's specific force turned
+  into the world frame plus gravity; the feet stay where they are;
+- measurements, per leg: the foot relative to the body (R x leg kinematics),
+  the body velocity seen from that foot (-R (J qd + w x r)) if it stands
+  still, and its height above the ground (the foot radius);
+- trust: a leg that carries load (its force estimated from its joint
+  torques through the leg Jacobian) is believed, a swinging one is not
+  (its measurement noise grows SUSPECT times, its foot is free to move).
+
+Every tick, on preallocated arrays. Inputs are the measured joint state and
+the IMU; the simulator's ground truth never enters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from controller.robot.kinematics import QuadrupedKinematics
+
+GRAVITY = np.array([0.0, 0.0, -9.81])
+SUSPECT = 100.0        # how much less a leg without load is believed
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    process_position: float = 0.02     # noise figures of the filter (Cheetah's defaults)
+    process_velocity: float = 0.02
+    process_foot: float = 0.002
+    sensor_position: float = 0.001
+    sensor_velocity: float = 0.1
+    sensor_height: float = 0.001
+    contact_force: float = 12.0        # N: a foot pressing this hard stands (full trust)
+    contact_band: float = 8.0          # N: trust ramps up over this band below it
+
+
+def quat_to_rotation(q: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Body-to-world rotation of the unit quaternion w x y z, written into out."""
+    w, x, y, z = (float(c) for c in q)
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - w * z)
+    out[0, 2] = 2 * (x * z + w * y)
+    out[1, 0] = 2 * (x * y + w * z)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - w * x)
+    out[2, 0] = 2 * (x * z - w * y)
+    out[2, 1] = 2 * (y * z + w * x)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+class QuadrupedEstimator:
+    def __init__(self, kin: QuadrupedKinematics, legs: int, dt: float,
+                 config: EstimatorConfig | None = None) -> None:
+        self.kin = kin
+        self.legs = legs
+        self.dt = dt
+        self.c = config or EstimatorConfig()
+        n, m = 6 + 3 * legs, 7 * legs
+        self.n, self.m = n, m
+        self.x = np.zeros(n)
+        self.P = np.eye(n) * 100.0
+        self.A = np.eye(n)
+        self.A[0:3, 3:6] = np.eye(3) * dt
+        self.H = np.zeros((m, n))
+        for i in range(legs):
+            f = 6 + 3 * i
+            self.H[3 * i:3 * i + 3, 0:3] = -np.eye(3)        # foot relative to the body
+            self.H[3 * i:3 * i + 3, f:f + 3] = np.eye(3)
+            v = 3 * legs + 3 * i
+            self.H[v:v + 3, 3:6] = np.eye(3)                   # body velocity seen from the foot
+            self.H[6 * legs + i, f + 2] = 1.0                  # foot height
+        self.Q0 = np.zeros(n)
+        self.Q0[0:3] = dt / 20.0 * self.c.process_position
+        self.Q0[3:6] = dt * 9.81 / 20.0 * self.c.process_velocity
+        self.Q0[6:] = dt * self.c.process_foot
+        self.R0 = np.zeros(m)
+        self.R0[0:3 * legs] = self.c.sensor_position
+        self.R0[3 * legs:6 * legs] = self.c.sensor_velocity
+        self.R0[6 * legs:] = self.c.sensor_height
+        self.rot = np.eye(3)
+        self.gyro = np.zeros(3)
+        self.trust = np.zeros(legs)          # 0 swinging .. 1 standing, per leg
+        self.force = np.zeros((legs, 3))     # estimated ground force on each foot, world frame
+        self.y = np.zeros(m)
+        self.Q = np.zeros(n)
+        self.R = np.zeros(m)
+        self.diag_n = np.diag_indices(n)
+        self.diag_m = np.diag_indices(m)
+        # Planned-contact mask -> per-leg 0/1, for every mask of these legs.
+        self.all_legs = (1 << legs) - 1
+        self.bits = np.array([[float(mask >> i & 1) for i in range(legs)]
+                              for mask in range(1 << legs)])
+        self.initialised = False
+
+    # -- outputs ----------------------------------------------------------------------
+    @property
+    def position(self) -> np.ndarray:
+        return self.x[0:3]
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """Body velocity in the world frame."""
+        return self.x[3:6]
+
+    @property
+    def body_velocity(self) -> np.ndarray:
+        """Body velocity in the body frame."""
+        return self.rot.T @ self.x[3:6]
+
+    def heading_twist(self) -> tuple[float, float, float]:
+        """Planar twist for odometry: the velocity along and across the
+        heading (the body's yaw) and the yaw rate, from the estimate and
+        the gyro."""
+        r = self.rot
+        yaw = float(np.arctan2(r[1, 0], r[0, 0]))
+        c, s = np.cos(yaw), np.sin(yaw)
+        vx, vy = float(self.x[3]), float(self.x[4])
+        wz = float(r[2] @ self.gyro)
+        return c * vx + s * vy, -s * vx + c * vy, wz
+
+    @property
+    def rpy(self) -> tuple[float, float, float]:
+        r = self.rot
+        return (float(np.arctan2(r[2, 1], r[2, 2])), float(np.arcsin(np.clip(-r[2, 0], -1.0, 1.0))),
+                float(np.arctan2(r[1, 0], r[0, 0])))
+
+    # -- the step -----------------------------------------------------------------------
+    def step(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, quaternion: np.ndarray,
+             gyro: np.ndarray, accel: np.ndarray, planned: int | None = None) -> None:
+        """One tick: the joint state and the IMU sample of this tick, and the
+        legs the running motion plans on the ground (bit i = leg i; None:
+        all). A leg is trusted when it is planned down and carries load: a
+        swinging leg's torques can look like load."""
+        legs, c = self.legs, self.c
+        rot = quat_to_rotation(quaternion, self.rot)
+        self.gyro[:] = gyro
+        ql = q.reshape(legs, 3)
+        feet = self.kin.forward(ql)                       # body frame
+        J = self.kin.jacobian(ql)
+        # tau = J^T f for the force f each leg pushes with; the ground pushes back with -f.
+        try:
+            f_body = np.linalg.solve(J.transpose(0, 2, 1), tau.reshape(legs, 3, 1))[..., 0]
+        except np.linalg.LinAlgError:                     # a stretched leg: least squares
+            f_body = np.einsum("lij,lj->li", np.linalg.pinv(J.transpose(0, 2, 1)), tau.reshape(legs, 3))
+        np.matmul(f_body, -rot.T, out=self.force)
+        trust = self.trust
+        np.clip((self.force[:, 2] - (c.contact_force - c.contact_band)) / c.contact_band, 0.0, 1.0,
+                out=trust)
+        if planned is not None:
+            trust *= self.bits[planned & self.all_legs]
+        feet_world = feet @ rot.T
+        foot_vel = np.matmul(J, qd.reshape(legs, 3, 1))[..., 0]
+        wx, wy, wz = float(gyro[0]), float(gyro[1]), float(gyro[2])
+        foot_vel[:, 0] += wy * feet[:, 2] - wz * feet[:, 1]          # + gyro x foot
+        foot_vel[:, 1] += wz * feet[:, 0] - wx * feet[:, 2]
+        foot_vel[:, 2] += wx * feet[:, 1] - wy * feet[:, 0]
+        x = self.x
+        if not self.initialised:
+            x[:] = 0.0
+            x[2] = float(-np.mean(feet_world[:, 2])) + self.kin.foot_radius
+            x[6:] = (feet_world + x[0:3]).reshape(-1)
+            self.initialised = True
+        # Predict.
+        dt = self.dt
+        a_world = rot @ accel + GRAVITY
+        x[0:3] += x[3:6] * dt + (0.5 * dt * dt) * a_world
+        x[3:6] += a_world * dt
+        distrust = 1.0 + (1.0 - trust) * SUSPECT
+        swing = np.where(trust < 0.5, distrust * SUSPECT, 1.0)
+        Q = self.Q
+        Q[0:6] = self.Q0[0:6]
+        Q[6:] = self.Q0[6:] * np.repeat(swing, 3)
+        A, P = self.A, self.P
+        P = A @ P @ A.T
+        P[self.diag_n] += Q
+        # Measure.
+        y = self.y
+        y[0:3 * legs] = feet_world.reshape(-1)
+        y[3 * legs:6 * legs] = -(foot_vel @ rot.T).reshape(-1)
+        y[6 * legs:] = self.kin.foot_radius
+        R = self.R
+        d3 = np.repeat(distrust, 3)
+        R[0:3 * legs] = self.R0[0:3 * legs] * d3
+        R[3 * legs:6 * legs] = self.R0[3 * legs:6 * legs] * d3
+        R[6 * legs:] = self.R0[6 * legs:] * distrust
+        H = self.H
+        HP = H @ P
+        S = HP @ H.T
+        S[self.diag_m] += R
+        K = np.linalg.solve(S, HP).T
+        x += K @ (y - H @ x)
+        P -= K @ HP
+        self.P = 0.5 * (P + P.T)

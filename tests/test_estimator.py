@@ -1,0 +1,93 @@
+"""The quadruped's state estimate (controller/core/estimator.py) from its IMU
+and legs, and the odometry that walks by it, judged in physics against the
+simulator's ground truth with the sensor imperfections on. The figures
+asserted here are what this first estimator reaches under the open-loop
+trot (issue 16 asks for more: 3 % of distance, 0.05 m/s RMS); the
+assertions keep it from sliding back, and show it beats the
+commanded-velocity odometry it replaces.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import Rig
+
+from controller import msgs
+from controller.robot.config import load_config
+from controller.sim.trial import Trial
+
+
+def standing() -> Trial:
+    trial = Trial(load_config())
+    trial.send(12)
+    trial.run(3.0)
+    return trial
+
+
+def test_standing_the_estimate_holds_the_true_height_and_attitude() -> None:
+    trial = standing()
+    est = trial.ctl.estimator
+    assert est is not None
+    truth = trial.robot.truth()
+    assert est.position[2] == pytest.approx(truth.position[2], abs=0.01)
+    assert np.abs(est.velocity).max() < 0.02
+    assert np.allclose(est.rpy[:2], truth.rpy[:2], atol=0.01)
+    assert (est.trust == 1.0).all()                 # four feet carry the body
+
+
+def test_trotting_the_estimate_and_the_odometry_follow_the_body() -> None:
+    trial = standing()
+    est = trial.ctl.estimator
+    assert est is not None
+    trial.send(11, 3, vel_des=[0.5, 0.0, 0.0], step_height=[0.06, 0.06])
+    trial.run(1.0)                                  # into the gait
+    start, odom_start = trial.robot.truth().position.copy(), trial.ctl.odom.forward
+    errors = []
+    for _ in range(5000):                           # 10 s
+        trial.tick()
+        errors.append(est.velocity[:2] - trial.robot.truth().velocity[:2])
+    travel = float(trial.robot.truth().position[0] - start[0])
+    odom = trial.ctl.odom.forward - odom_start
+    rms = np.sqrt(np.mean(np.square(errors), axis=0))
+    assert travel > 1.0                             # the body really walked
+    commanded = 0.5 * 10.0                          # what the old odometry reported
+    # Measured: about -20 % (the open-loop trot's stance feet slide, and a
+    # leg that slides reads less speed than the body has); the commanded
+    # odometry was +40 % off.
+    assert abs(odom - travel) < 0.25 * travel
+    assert abs(odom - travel) < 0.5 * abs(commanded - travel)
+    assert rms[0] < 0.1 and rms[1] < 0.05
+    # A swinging leg is never trusted: at every tick at most the stance pair.
+    assert est.trust.sum() <= 4
+
+
+def test_the_odometry_holds_still_when_not_walking() -> None:
+    trial = standing()
+    before = (trial.ctl.odom.x, trial.ctl.odom.y)
+    trial.send(21, 0, rpy_des=[0.2, 0.0, 0.0], duration=1000)
+    trial.run(2.0)
+    assert (trial.ctl.odom.x, trial.ctl.odom.y) == before
+
+
+def imu_packet(quaternion: list[float], gyro: list[float] | None = None) -> bytes:
+    m = msgs.imu_t()
+    m.quaternion = quaternion
+    m.gyro = gyro or [0.0, 0.0, 0.0]
+    m.accel = [0.0, 0.0, 9.81]
+    return m.encode()
+
+
+@pytest.mark.parametrize("quaternion,gyro,reason", [
+    ([0.5, 0.0, 0.0, 0.0], None, "quaternion norm 0.500, not 1"),
+    ([1.0, 0.0, 0.0, 0.0], [float("nan"), 0.0, 0.0], "a value is not finite"),
+    ([float("inf"), 0.0, 0.0, 0.0], None, "a value is not finite")])
+def test_a_bad_imu_packet_is_dropped_and_counted(quaternion: list[float], gyro: list[float] | None,
+                                                reason: str) -> None:
+    rig = Rig(sim="joint")                          # no IMU of its own: only the packet sent here
+    rig.run(20)
+    rejected = rig.ctl.counters.packets_rejected
+    rig.raw(rig.ch["imu"], imu_packet(quaternion, gyro))
+    rig.tick()
+    assert rig.ctl.counters.packets_rejected == rejected + 1
+    assert rig.ctl.imu_tick < 0                     # never taken
+    assert reason in rig.ctl.counters.last_error
