@@ -65,6 +65,8 @@ class Rig:
     # False: the sim keeps moving but its joint_state no longer reaches the
     # controller (a robot bridge that stopped publishing).
     feed_joint_state: bool = True
+    # False: the sim's imu no longer reaches the controller (an IMU that died).
+    feed_imu: bool = True
 
     def __post_init__(self) -> None:
         self.cfg = replace(load_config(self.config_path), **self.overrides)
@@ -107,7 +109,7 @@ class Rig:
             # The sim's sensors (joint_state, and the physics body's imu), as
             # the runtime feeds them; sim_state is ground truth, never fed.
             sensors = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000)
-                       if key in SENSORS]
+                       if key in SENSORS and (self.feed_imu or key != "imu")]
             inbox[:0] = sensors
         tick = self.ctl.tick
         out = self.ctl.step(self.now_ns, inbox)

@@ -196,6 +196,7 @@ class Controller:
         # Faults that damp the robot on their own (controller/core/faults.py): the
         # damper (or OFF) block a fault holds the robot in until a new command.
         self.joint_watch = JointStateWatch(cfg.safety.joint_state_timeout_ms, cfg.tick_hz)
+        self.imu_watch = JointStateWatch(cfg.safety.imu_timeout_ms, cfg.tick_hz)
         self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
         self.fault_block = Block(mode=7, source=FROM_FAULT)
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
@@ -324,10 +325,22 @@ class Controller:
         self.imu_gyro[:] = msg.gyro
         self.imu_accel[:] = msg.accel
         self.imu_tick = self.tick
+        outage_ns = self.imu_watch.received(now_ns)
+        if outage_ns is not None and self.limit.allow("imu_back", now_ns) is not None:
+            self.log.info("imu_back", outage_ms=round(outage_ns / 1e6, 3))
 
     def _estimating(self) -> bool:
         """A quadruped with a fresh IMU sample: the estimate is live."""
         return self.estimator is not None and self.tick - self.imu_tick <= IMU_STALE_TICKS
+
+    def _attitude(self) -> tuple[float, float] | None:
+        """Roll and pitch from a fresh IMU sample, else None."""
+        if self.tick - self.imu_tick > IMU_STALE_TICKS:
+            return None
+        w, x, y, z = (float(c) for c in self.imu_quat)
+        roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+        pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+        return roll, pitch
 
     def _estimate(self) -> None:
         est = self.estimator
@@ -560,6 +573,13 @@ class Controller:
                        f"(safety.joint_state_timeout_ms {self.cfg.safety.joint_state_timeout_ms:g})",
                        gap_ms=round(gap_ms, 3))
             return True
+        if self.imu_watch.check(now_ns):
+            gap_ms = self.imu_watch.gap_ns(now_ns) / 1e6
+            self._trip(now_ns, "imu_lost",
+                       f"no imu for {gap_ms:.0f} ms "
+                       f"(safety.imu_timeout_ms {self.cfg.safety.imu_timeout_ms:g})",
+                       gap_ms=round(gap_ms, 3))
+            return True
         state = self.fsm.state
         if self.joint_watch.lost or not self.fsm.measured or not state.checks_tracking \
                 or self.fsm.operating in (EDAMP, ESTOP):
@@ -777,6 +797,7 @@ class Controller:
             self.kernel.seed(self.q)
         if measured and self._estimating():
             self._estimate()
+        self.fsm.attitude = self._attitude()
         for channel, data in inbox:
             if channel == ch["command"]:
                 self._on_command(now_ns, data)

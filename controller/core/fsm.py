@@ -24,6 +24,11 @@ from controller.robot.config import FsmTable
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
 ESTOP_HOLD_TICKS = 2000
+# Orientation ESTOP (SPEC §5.8): in these states, unless the command is 12,
+# a roll or pitch this large means the robot has fallen.
+ORIENTATION_CHECKED = (11, 3, 81)
+ORIENTATION_LIMIT = 1.3          # rad
+RECOVERY_STAND = 12
 
 
 class Fsm:
@@ -39,6 +44,9 @@ class Fsm:
         self.ori_error = 0
         self.refusal: str | None = None  # why the last request was refused
         self.measured = False            # joint_state has arrived at least once
+        # Roll and pitch as the IMU measures them (the controller sets them
+        # each tick); None without a fresh IMU, and no orientation check then.
+        self.attitude: tuple[float, float] | None = None
 
     @property
     def mode(self) -> int:
@@ -176,12 +184,26 @@ class Fsm:
     def _pre_check(self, ctx: TickContext, fault: bool) -> None:
         if self.operating in (ESTOP, EDAMP):
             return   # keep the bits that caused it
+        if self._fallen(ctx):
+            self.estop(ctx)
+            return
         workspace = self.state.foot_workspace()
         self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
         if workspace is not None:
             self.footpos_error = self._foot_workspace_bits(ctx, *workspace)
         if self.footpos_error or fault:
             self._enter_edamp(ctx)
+
+    def _fallen(self, ctx: TickContext) -> bool:
+        """The orientation check (SPEC §5.8, §5.9): in a checked state with a
+        command other than 12, ori_error follows the measured tilt; a tilt
+        beyond the limit is a fall."""
+        if self.attitude is None or self.state.mode not in ORIENTATION_CHECKED \
+                or ctx.block.mode == RECOVERY_STAND:
+            return False
+        roll, pitch = self.attitude
+        self.ori_error = int(abs(roll) >= ORIENTATION_LIMIT or abs(pitch) >= ORIENTATION_LIMIT)
+        return bool(self.ori_error)
 
     def _enter_edamp(self, ctx: TickContext) -> None:
         """The passive damper at once, held for EDAMP_HOLD_TICKS (SPEC §5.6)."""

@@ -9,12 +9,14 @@ from controller.robot.config.reader import Reader
 @dataclass(frozen=True)
 class SafetyConfig:
     """Faults of the robot side that put the robot in the damper (EDAMP) on
-    their own (docs/RELIABILITY.md): the joint_state stream stopping, and a
-    joint that stays far from its target."""
+    their own (docs/RELIABILITY.md): the joint_state stream stopping, the
+    imu stream stopping once it has started, and a joint that stays far from
+    its target."""
     joint_state_timeout_ms: float = 50.0
     tracking_error_rad: float = 0.8     # measured vs commanded position, per joint
     tracking_error_ms: float = 20.0     # for this long without a break
     tracking_min_kp: float = 1.0        # N m/rad: softer joints are compliant by design
+    imu_timeout_ms: float = 50.0
 
 
 def load_safety(r: Reader) -> SafetyConfig:
@@ -25,6 +27,7 @@ def load_safety(r: Reader) -> SafetyConfig:
     return SafetyConfig(
         joint_state_timeout_ms=sr.number("joint_state_timeout_ms", 4.0, 5000.0,
                                          d.joint_state_timeout_ms),
+        imu_timeout_ms=sr.number("imu_timeout_ms", 4.0, 5000.0, d.imu_timeout_ms),
         tracking_error_rad=sr.number("tracking_error_rad", 0.05, 6.3, d.tracking_error_rad),
         tracking_error_ms=sr.number("tracking_error_ms", 0.0, 1000.0, d.tracking_error_ms),
         tracking_min_kp=sr.number("tracking_min_kp", 0.0, 10000.0, d.tracking_min_kp),
