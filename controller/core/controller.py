@@ -63,6 +63,7 @@ from controller.protocol.block import (
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.protocol.intake import Intake
 from controller.protocol.queue import CommandQueue
+from controller.robot.angles import quat_rpy
 from controller.robot.config import Config
 from controller.robot.native import Kernel, Payload
 
@@ -337,9 +338,7 @@ class Controller:
         """Roll and pitch from a fresh IMU sample, else None."""
         if self.tick - self.imu_tick > IMU_STALE_TICKS:
             return None
-        w, x, y, z = (float(c) for c in self.imu_quat)
-        roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
-        pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+        roll, pitch, _ = quat_rpy(self.imu_quat)
         return roll, pitch
 
     def _estimate(self) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from controller.robot.angles import quat_to_rotation
 from controller.robot.kinematics import QuadrupedKinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -41,21 +42,6 @@ class EstimatorConfig:
     sensor_height: float = 0.001
     contact_force: float = 12.0        # N: a foot pressing this hard stands (full trust)
     contact_band: float = 8.0          # N: trust ramps up over this band below it
-
-
-def quat_to_rotation(q: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Body-to-world rotation of the unit quaternion w x y z, written into out."""
-    w, x, y, z = (float(c) for c in q)
-    out[0, 0] = 1 - 2 * (y * y + z * z)
-    out[0, 1] = 2 * (x * y - w * z)
-    out[0, 2] = 2 * (x * z + w * y)
-    out[1, 0] = 2 * (x * y + w * z)
-    out[1, 1] = 1 - 2 * (x * x + z * z)
-    out[1, 2] = 2 * (y * z - w * x)
-    out[2, 0] = 2 * (x * z - w * y)
-    out[2, 1] = 2 * (y * z + w * x)
-    out[2, 2] = 1 - 2 * (x * x + y * y)
-    return out
 
 
 class QuadrupedEstimator:

@@ -1,9 +1,40 @@
-"""Planar angles: the one place a heading is folded into [-pi, pi)."""
+"""Angles: the one place a heading is folded into [-pi, pi), and the one
+place a unit quaternion (w x y z, body to world) becomes a rotation matrix
+or roll, pitch and yaw (R = Rz(yaw) Ry(pitch) Rx(roll))."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+import numpy as np
 
 
 def wrap_angle(angle: float) -> float:
     """`angle` folded into [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def quat_to_rotation(q: Sequence[float] | np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The body-to-world rotation matrix of unit quaternion q, into `out`
+    (a (3, 3) array, reused on the hot path) or a new array."""
+    w, x, y, z = (float(c) for c in q)
+    r = np.empty((3, 3)) if out is None else out
+    r[0, 0] = 1 - 2 * (y * y + z * z)
+    r[0, 1] = 2 * (x * y - w * z)
+    r[0, 2] = 2 * (x * z + w * y)
+    r[1, 0] = 2 * (x * y + w * z)
+    r[1, 1] = 1 - 2 * (x * x + z * z)
+    r[1, 2] = 2 * (y * z - w * x)
+    r[2, 0] = 2 * (x * z - w * y)
+    r[2, 1] = 2 * (y * z + w * x)
+    r[2, 2] = 1 - 2 * (x * x + y * y)
+    return r
+
+
+def quat_rpy(q: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
+    """Roll, pitch and yaw of unit quaternion q."""
+    w, x, y, z = (float(c) for c in q)
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return roll, pitch, yaw

@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from controller import msgs
+from controller.robot.angles import quat_rpy
 from controller.robot.config import Config
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.sensors import Reading, SensorConfig, Sensors, quat_multiply, small_rotation
@@ -36,11 +37,7 @@ class Truth:
 
     @property
     def rpy(self) -> tuple[float, float, float]:
-        w, x, y, z = self.quaternion
-        roll = np.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
-        pitch = np.arcsin(np.clip(2 * (w * y - z * x), -1.0, 1.0))
-        yaw = np.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-        return float(roll), float(pitch), float(yaw)
+        return quat_rpy(self.quaternion)
 
 
 class PhysicsRobot:

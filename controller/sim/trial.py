@@ -15,6 +15,7 @@ import numpy as np
 
 from controller import msgs
 from controller.core.controller import Controller
+from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import SENSORS
@@ -45,11 +46,8 @@ class Trace:
 
 
 def rotation(quaternion: np.ndarray) -> np.ndarray:
-    w, x, y, z = quaternion
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    """Body-to-world rotation matrix of a w x y z quaternion."""
+    return quat_to_rotation(quaternion)
 
 
 class Trial:
