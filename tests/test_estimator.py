@@ -8,12 +8,17 @@ commanded-velocity odometry it replaces.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 import pytest
 from harness import Rig
 
 from controller import msgs
-from controller.robot.config import load_config
+from controller.robot.config import ConfigError, load_config
+from controller.robot.config.estimator import EstimatorConfig, load_estimator
+from controller.robot.config.reader import Reader
 from controller.sim.trial import Trial
 
 
@@ -91,3 +96,25 @@ def test_a_bad_imu_packet_is_dropped_and_counted(quaternion: list[float], gyro: 
     assert rig.ctl.counters.packets_rejected == rejected + 1
     assert rig.ctl.imu_tick < 0                     # never taken
     assert reason in rig.ctl.counters.last_error
+
+
+def test_the_estimator_figures_come_from_the_config() -> None:
+    base = load_config()
+    assert base.estimator == EstimatorConfig(0.02, 0.02, 0.002, 0.001, 0.1, 0.001, 12.0, 8.0)
+    # A load no foot reaches standing: no leg is trusted, whatever the gait says.
+    heavy = replace(base, estimator=EstimatorConfig(contact_force=200.0, contact_band=10.0))
+    trial = Trial(heavy)
+    trial.send(12)
+    trial.run(2.0)
+    est = trial.ctl.estimator
+    assert est is not None and (est.trust == 0.0).all()
+
+
+@pytest.mark.parametrize("section,message", [
+    ({"contact_force": 10.0, "contact_band": 20.0}, "contact_band: 20.0 N is more than contact_force"),
+    ({"sensor_velocity": 0.0}, "sensor_velocity: 0.0 is outside"),
+    ({"process_foot": "a lot"}, "process_foot: expected float")])
+def test_bad_estimator_figures_are_refused_with_the_key(section: dict[str, Any], message: str) -> None:
+    path = load_config().path
+    with pytest.raises(ConfigError, match=rf"{path}: estimator\.{message}"):
+        load_estimator(Reader(path, {"estimator": section}))

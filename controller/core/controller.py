@@ -229,7 +229,7 @@ class Controller:
         self.imu_gyro = np.zeros(3)
         self.imu_accel = np.zeros(3)
         self.imu_tick = -IMU_STALE_TICKS - 1
-        self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt) \
+        self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
         self.localization = msgs.localization_lcmt()
         loco = cfg.locomotion or cfg.walk

@@ -21,27 +21,14 @@ the IMU; the simulator's ground truth never enters.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from controller.robot.angles import quat_to_rotation
+from controller.robot.config.estimator import EstimatorConfig
 from controller.robot.kinematics import QuadrupedKinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 SUSPECT = 100.0        # how much less a leg without load is believed
-
-
-@dataclass(frozen=True)
-class EstimatorConfig:
-    process_position: float = 0.02     # noise figures of the filter (Cheetah's defaults)
-    process_velocity: float = 0.02
-    process_foot: float = 0.002
-    sensor_position: float = 0.001
-    sensor_velocity: float = 0.1
-    sensor_height: float = 0.001
-    contact_force: float = 12.0        # N: a foot pressing this hard stands (full trust)
-    contact_band: float = 8.0          # N: trust ramps up over this band below it
 
 
 class QuadrupedEstimator:

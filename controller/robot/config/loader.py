@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from controller.robot.config.body import Gains
+from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fsm import FsmTable, load_fsm
 from controller.robot.config.humanoid import load_humanoid
 from controller.robot.config.lcm import LcmConfig, check_namespace, load_lcm
@@ -65,6 +66,7 @@ class Config:
     realtime: RealtimeConfig = field(default_factory=RealtimeConfig)
     command_queue_capacity: int = 1024   # blocks (SPEC §3); a command beyond it is refused
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    estimator: EstimatorConfig = field(default_factory=EstimatorConfig)   # quadruped state estimate
 
     @property
     def num_joints(self) -> int:
@@ -108,6 +110,7 @@ def load_config(path: str | Path | None = None) -> Config:
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         safety=load_safety(r),
+        estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
         lcm=lcm_cfg,
         fsm=fsm,
         motions=load_motions(r, path) if "motions" in r.data else None,
