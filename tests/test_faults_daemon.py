@@ -12,6 +12,7 @@ Runs only inside the private network namespace of `make test` (tests/netns.sh).
 """
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import signal
@@ -174,9 +175,21 @@ class Start(Protocol):
 
 @pytest.fixture
 def listener() -> Iterator[Listener]:
+    """The client and, in some tests, the robot bridge, in this process. Its
+    garbage collector stays off while the test runs: after the rest of the
+    suite this process's heap is large, and a full collection can stall a
+    bridge that must answer every 2 ms tick for longer than the 50 ms
+    joint_state timeout (seen once: an 84 ms gap at stand-up)."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     it = Listener()
-    yield it
-    it.close()
+    try:
+        yield it
+    finally:
+        it.close()
+        gc.enable()
+        gc.unfreeze()
 
 
 @pytest.fixture
