@@ -79,7 +79,6 @@ ODOMETRY_EVERY = 10           # global_to_robot at 50 Hz (SPEC §1.8)
 GOAL_STEP_HEIGHT = 0.04       # m, swing clearance of goal-driven walking
 STAND_GAIT = 1
 STILL = (0.0, 0.0, 0.0)
-IMU_STALE_TICKS = 25          # without an imu for this long the estimate is not used (50 ms)
 MOTOR_CTRL_LOST_NS = 500_000_000
 MOVE_GOALS = (1, 2)           # motion_goal_t kinds that walk (need the legs)
 CONTACT_FORCE_N = 5.0
@@ -224,11 +223,11 @@ class Controller:
         # The IMU (imu_t, from the robot bridge or the physics sim) and, on a
         # quadruped, the state estimate from it and the legs
         # (controller/core/estimator.py); odometry walks by the estimate while
-        # it is fresh, by the commanded velocity otherwise.
+        # the IMU is fresh (imu_watch: no older than safety.imu_timeout_ms),
+        # by the commanded velocity otherwise.
         self.imu_quat = np.array([1.0, 0.0, 0.0, 0.0])
         self.imu_gyro = np.zeros(3)
         self.imu_accel = np.zeros(3)
-        self.imu_tick = -IMU_STALE_TICKS - 1
         self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
         self.localization = msgs.localization_lcmt()
@@ -325,28 +324,29 @@ class Controller:
         self.imu_quat /= norm
         self.imu_gyro[:] = msg.gyro
         self.imu_accel[:] = msg.accel
-        self.imu_tick = self.tick
         outage_ns = self.imu_watch.received(now_ns)
         if outage_ns is not None and self.limit.allow("imu_back", now_ns) is not None:
             self.log.info("imu_back", outage_ms=round(outage_ns / 1e6, 3))
 
-    def _estimating(self) -> bool:
-        """A quadruped with a fresh IMU sample: the estimate is live."""
-        return self.estimator is not None and self.tick - self.imu_tick <= IMU_STALE_TICKS
+    def _estimating(self, now_ns: int) -> bool:
+        """A quadruped with a fresh IMU: the estimate is live."""
+        return self.estimator is not None and self.imu_watch.fresh(now_ns)
 
-    def _attitude(self) -> tuple[float, float] | None:
-        """Roll and pitch from a fresh IMU sample, else None."""
-        if self.tick - self.imu_tick > IMU_STALE_TICKS:
-            return None
+    def _take_attitude(self, now_ns: int, measured: bool) -> None:
+        """Once per tick, after the sensors: the state estimate (a quadruped
+        with a fresh IMU and a new joint_state), and the roll and pitch the
+        orientation check and the odometry report (None without a fresh IMU)."""
+        if not self.imu_watch.fresh(now_ns):
+            self.fsm.attitude = None
+            return
         roll, pitch, _ = quat_rpy(self.imu_quat)
-        return roll, pitch
-
-    def _estimate(self) -> None:
+        self.fsm.attitude = roll, pitch
         est = self.estimator
-        assert est is not None
-        est.step(self.q, self.qd, self.tau, self.imu_quat, self.imu_gyro, self.imu_accel,
-                 self.fsm.state.planned_contact())
-        roll, pitch, _ = est.rpy
+        if est is None:
+            return
+        if measured:
+            est.step(self.q, self.qd, self.tau, self.imu_quat, self.imu_gyro, self.imu_accel,
+                     self.fsm.state.planned_contact())
         self.odom.z, self.odom.roll, self.odom.pitch = float(est.position[2]), roll, pitch
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
@@ -779,7 +779,7 @@ class Controller:
         velocity = self.fsm.state.body_velocity()
         if velocity is None:
             self.odom.integrate(STILL, self.cfg.dt)
-        elif self._estimating():
+        elif self._estimating(now_ns):
             assert self.estimator is not None
             self.odom.integrate(self.estimator.heading_twist(), self.cfg.dt)
         else:
@@ -794,9 +794,7 @@ class Controller:
                 self._on_imu(now_ns, data)
         if measured:
             self.kernel.seed(self.q)
-        if measured and self._estimating():
-            self._estimate()
-        self.fsm.attitude = self._attitude()
+        self._take_attitude(now_ns, measured)
         for channel, data in inbox:
             if channel == ch["command"]:
                 self._on_command(now_ns, data)

@@ -35,6 +35,11 @@ class JointStateWatch:
         self.lost = False
         return gap
 
+    def fresh(self, now_ns: int) -> bool:
+        """A good message has arrived and the stream is not older than the
+        timeout (what `check` would call lost)."""
+        return self.last_ns is not None and now_ns - self.last_ns < self.limit_ns
+
     def gap_ns(self, now_ns: int) -> int:
         return 0 if self.last_ns is None else now_ns - self.last_ns
 
