@@ -17,10 +17,11 @@ import pytest
 from harness import Rig
 
 from controller import msgs
+from controller.robot.angles import quat_multiply
 from controller.robot.config import ConfigError
 from controller.service.runtime import Runtime
 from controller.sim.physics import PhysicsRobot
-from controller.sim.sensors import SensorConfig, quat_multiply
+from controller.sim.sensors import SensorConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 IDEAL = {"enabled": False}

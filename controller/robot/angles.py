@@ -1,6 +1,7 @@
 """Angles: the one place a heading is folded into [-pi, pi), and the one
-place a unit quaternion (w x y z, body to world) becomes a rotation matrix
-or roll, pitch and yaw (R = Rz(yaw) Ry(pitch) Rx(roll))."""
+place for unit quaternions (w x y z, body to world): to and from roll,
+pitch and yaw (R = Rz(yaw) Ry(pitch) Rx(roll)), to a rotation matrix,
+products and rotation vectors."""
 from __future__ import annotations
 
 import math
@@ -38,3 +39,27 @@ def quat_rpy(q: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
     yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
     return roll, pitch, yaw
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return np.array([aw * bw - ax * bx - ay * by - az * bz,
+                     aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw])
+
+
+def small_rotation(rx: float, ry: float, rz: float) -> np.ndarray:
+    """The unit quaternion of the rotation vector (rx, ry, rz)."""
+    v = np.array([rx, ry, rz])
+    angle = float(np.linalg.norm(v))
+    if angle < 1e-12:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * v / angle])
+
+
+def rpy_quat(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """The unit quaternion of roll, pitch and yaw (the inverse of quat_rpy)."""
+    return quat_multiply(quat_multiply(small_rotation(0.0, 0.0, yaw), small_rotation(0.0, pitch, 0.0)),
+                         small_rotation(roll, 0.0, 0.0))

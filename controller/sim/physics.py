@@ -18,10 +18,10 @@ import mujoco
 import numpy as np
 
 from controller import msgs
-from controller.robot.angles import quat_rpy
+from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
 from controller.sim.mjcf import robot_mjcf
-from controller.sim.sensors import Reading, SensorConfig, Sensors, quat_multiply, small_rotation
+from controller.sim.sensors import Reading, SensorConfig, Sensors
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
 
@@ -84,10 +84,7 @@ class PhysicsRobot:
     def _place(self, q: np.ndarray, rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
         d = self.data
         d.qpos[:] = 0.0
-        roll, pitch, yaw = rpy      # R = Rz(yaw) Ry(pitch) Rx(roll), as Truth.rpy reads it
-        d.qpos[3:7] = quat_multiply(quat_multiply(small_rotation(0.0, 0.0, yaw),
-                                                  small_rotation(0.0, pitch, 0.0)),
-                                    small_rotation(roll, 0.0, 0.0))
+        d.qpos[3:7] = rpy_quat(*rpy)
         d.qpos[self.qadr] = q
         mujoco.mj_kinematics(self.model, d)
         lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(self.model.ngeom)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from controller.robot.angles import quat_multiply, small_rotation
 from controller.robot.config.reader import Reader
 
 
@@ -70,24 +71,6 @@ class Reading:
     quaternion: np.ndarray      # w x y z
     gyro: np.ndarray
     accel: np.ndarray
-
-
-def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw])
-
-
-def small_rotation(rx: float, ry: float, rz: float) -> np.ndarray:
-    """The unit quaternion of the rotation vector (rx, ry, rz)."""
-    v = np.array([rx, ry, rz])
-    angle = float(np.linalg.norm(v))
-    if angle < 1e-12:
-        return np.array([1.0, 0.0, 0.0, 0.0])
-    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * v / angle])
 
 
 class Sensors:
