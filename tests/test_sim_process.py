@@ -21,10 +21,10 @@ import pytest
 from harness import command
 
 from controller import msgs
+from controller.robot.angles import quat_to_rotation
 from controller.robot.config import load_config
 from controller.service.sim_process import COMMAND_TIMEOUT_S, SimProcess
 from controller.sim.physics import PhysicsRobot
-from controller.sim.trial import rotation
 
 ROOT = Path(__file__).resolve().parent.parent
 CFG = load_config()
@@ -145,7 +145,7 @@ def test_motiond_stands_the_mujoco_robot_up_through_the_sim_process(tmp_path: Pa
             client.publish(CH["command"], msg.encode())
             time.sleep(0.1)
         last = listener.states[-1]
-        up = rotation(np.array(last.quaternion))[2, 2]      # cos of the trunk's tilt
+        up = quat_to_rotation(last.quaternion)[2, 2]      # cos of the trunk's tilt
         assert start_height < 0.15
         assert abs(last.position[2] - CFG.stand_height) < 0.02, last.position
         assert up > np.cos(0.05)

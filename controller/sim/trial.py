@@ -20,7 +20,6 @@ from controller.robot.config import Config
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import SENSORS
 
-TICK_NS_DEFAULT = 2_000_000
 HEARTBEAT_TICKS = 50          # a client re-sends its command every 100 ms at 500 Hz
 
 
@@ -45,23 +44,16 @@ class Trace:
     switch_status: list[int] = field(default_factory=list)
 
 
-def rotation(quaternion: np.ndarray) -> np.ndarray:
-    """Body-to-world rotation matrix of a w x y z quaternion."""
-    return quat_to_rotation(quaternion)
-
-
 class Trial:
     def __init__(self, cfg: Config, sensors: dict[str, Any] | None = None,
-                 overrides: dict[str, Any] | None = None, recorder: Recorder | None = None) -> None:
-        """`sensors` replaces the config's sim.sensors (None keeps it);
-        `overrides` replaces config fields. `recorder(port, utime, channel,
+                 recorder: Recorder | None = None) -> None:
+        """`sensors` replaces the config's sim.sensors (None keeps it).
+        `recorder(port, utime, channel,
         data)` is given everything the sim and the controller publish, stamped
         with the trial's clock (e.g. controller/service/recording.py's
         RecordingWriter, for `motionctl render`)."""
         if sensors is not None:
             cfg = replace(cfg, sim={**cfg.sim, "sensors": sensors})
-        if overrides:
-            cfg = replace(cfg, **overrides)
         self.cfg = cfg
         self.ctl = Controller(cfg)
         self.robot = PhysicsRobot(cfg)
@@ -121,7 +113,7 @@ class Trial:
     def _record(self, response: Any) -> None:
         tr, robot = self.trace, self.robot
         truth = robot.truth()
-        rot = rotation(truth.quaternion)
+        rot = quat_to_rotation(truth.quaternion)
         tr.t.append(robot.data.time)
         tr.position.append(truth.position)
         tr.rpy.append(truth.rpy)
