@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from controller.motion.balance import BodyEstimate
+from controller.motion.planner import Planner
 from controller.protocol.block import Block
 from controller.robot.config import HUMANOID_LEG_GROUPS, Config, Geometry
 from controller.robot.humanoid_kinematics import (
@@ -40,6 +42,9 @@ class Robot:
         # Joints whose passive damping the damper releases early (SPEC §6.5:
         # the quadruped's abad); none unless a kind says otherwise.
         self.damper_early_release = np.zeros(cfg.num_joints, dtype=bool)
+        # Who solves the MPC (controller/motion/planner.py); the controller
+        # makes an inline one, the daemon may hand in a worker process.
+        self.planner: Planner | None = None
 
     @property
     def dt(self) -> float:
@@ -150,6 +155,9 @@ class TickContext:
     # Set by the FSM when it refused `block` and runs the current state anyway
     # (BAN_TRANS): the state must not carry the block out, even one of its own mode.
     refused: bool = False
+    # The state estimate (a quadruped with a fresh IMU and a running
+    # estimator), None otherwise: closed-loop mode 11 needs it.
+    body: BodyEstimate | None = None
 
 
 class BlockClock:

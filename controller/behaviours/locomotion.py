@@ -20,6 +20,7 @@ from controller.behaviours.base import (
     TickContext,
     percent,
 )
+from controller.motion.balance import BalanceController
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitDefinition, load_gaits
 from controller.motion.usergait import decode_user_gait
@@ -59,6 +60,16 @@ class Locomotion(Behaviour):
         self._stance_kp, self._stance_kd = robot.gains("stance")
         self._swing_kp, self._swing_kd = robot.gains("swing")
         self._gain_pattern = np.zeros(self.legs, dtype=bool)
+        # Closed loop (the config's `balance` section and a planner): stance
+        # legs carry the body by MPC forces with soft gains while the state
+        # estimate is live; open loop with stiff stance gains otherwise.
+        self.balance: BalanceController | None = None
+        if self.cfg.balance is not None and robot.planner is not None:
+            self.balance = BalanceController(self.cfg.balance, robot.kin, self.legs, robot.dt,
+                                             robot.planner)
+            self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
+            self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
+        self.closed = False        # this tick ran closed loop
         self._user_cmd: GaitCommand | None = None
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
 
@@ -91,6 +102,9 @@ class Locomotion(Behaviour):
         self.q_prev = self.kernel.pos.copy()
         self.gen.start(self.q_prev.reshape(legs, 3), self.definitions[STAND])
         self.kernel.tau_ff[:] = 0.0
+        self.closed = False
+        if self.balance is not None:
+            self.balance.reset()
         self.clock = BlockClock()
         self.slow_ticks = 0
         self.run(ctx)
@@ -137,6 +151,7 @@ class Locomotion(Behaviour):
         if ctx.block.mode == self.mode:
             self.clock.advance(ctx.block)
         feet = gen.step(self._command(ctx))
+        self._balance(ctx)
         q, _ = self.robot.kin.inverse(feet)
         q = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
         dt = self.robot.dt
@@ -146,6 +161,31 @@ class Locomotion(Behaviour):
         self._gains()
         self.slow_ticks = self.slow_ticks + 1 if gen.speed() <= self.loco.leave_speed else 0
 
+    def _balance(self, ctx: TickContext) -> None:
+        """Closed loop while the state estimate is live: stance torques from
+        the MPC's forces (limited to the motors' torque), landings moved by
+        the velocity error (used from the next tick)."""
+        gen = self.gen
+        closed = self.balance is not None and ctx.body is not None
+        if closed != self.closed:
+            self.closed = closed
+            self.kernel.tau_ff[:] = 0.0
+            gen.feedback[:] = 0.0
+            if self.balance is not None:
+                self.balance.reset()
+            self._gain_pattern[:] = ~self._gain_pattern   # the stance gains change now
+        if not closed:
+            return
+        assert self.balance is not None and ctx.body is not None
+        tau = self.balance.tick(ctx.tick, ctx.body, ctx.q.reshape(self.legs, 3), gen)
+        limit = self.cfg.torque_limit
+        np.clip(tau, -limit, limit, out=self.kernel.tau_ff)
+        gen.feedback[:] = self.balance.placement
+
+    def exit(self) -> None:
+        self.kernel.tau_ff[:] = 0.0
+        self.gen.feedback[:] = 0.0
+
     def _gains(self, force: bool = False) -> None:
         """Stance gains on legs on the ground, swing gains on lifted ones; the
         kernel is only told when a leg changes between the two."""
@@ -154,8 +194,10 @@ class Locomotion(Behaviour):
             return
         self._gain_pattern = swinging.copy()
         swing = np.repeat(swinging, 3)
-        self.kernel.set_gains(np.where(swing, self._swing_kp, self._stance_kp),
-                              np.where(swing, self._swing_kd, self._stance_kd))
+        stance_kp, stance_kd = (self._soft_kp, self._soft_kd) if self.closed else \
+            (self._stance_kp, self._stance_kd)
+        self.kernel.set_gains(np.where(swing, self._swing_kp, stance_kp),
+                              np.where(swing, self._swing_kd, stance_kd))
 
     def ready(self) -> bool:
         gen = self.gen

@@ -47,12 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     # Imported late so that --help works without the compiled kernel.
     from controller.core.controller import Controller
     from controller.service import realtime
+    from controller.service.planner_process import ProcessPlanner
     from controller.service.runtime import Runtime, epoch_offset_ns
     from controller.service.sdnotify import Notifier
     from controller.service.transport import Bus
     from controller.sim.robot import make_sim
 
-    ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns())
+    # Closed-loop mode 11 solves its MPC in a worker process (started before
+    # the real-time setup, so it neither inherits the tick's priority nor its core).
+    planner = ProcessPlanner(cfg.balance, len(cfg.legs)) if cfg.balance is not None else None
+    ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns(), planner=planner)
     sim, sim_kind = make_sim(cfg, ctl.kin, args.sim) if args.sim else (None, None)
     if args.sim is not None and sim_kind != args.sim:
         log.warning("sim_fallback", asked=args.sim, running=sim_kind,
@@ -71,7 +75,12 @@ def main(argv: list[str] | None = None) -> int:
                     hint="README: Real-time priority")
     else:
         log.info("realtime", applied=applied)
-    return runtime.run()
+    try:
+        return runtime.run()
+    finally:
+        if planner is not None:
+            planner.close()
+            log.info("planner", **planner.stats.summary(runtime_s=ctl.tick * cfg.dt))
 
 
 if __name__ == "__main__":

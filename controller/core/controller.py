@@ -46,6 +46,8 @@ from controller.core.odometry import Odometry
 from controller.logs import RateLimit, get_logger
 from controller.motion.gait_table import GaitDefinition
 from controller.motion.motions import MotionLibrary
+from controller.motion.mpc import ConvexMpc
+from controller.motion.planner import InlinePlanner, Planner
 from controller.motion.usergait import (
     DEF_HEADER,
     PARAMS_HEADER,
@@ -145,7 +147,7 @@ def _finite(values: Any) -> bool:
 
 
 class Controller:
-    def __init__(self, cfg: Config, epoch_offset_ns: int = 0) -> None:
+    def __init__(self, cfg: Config, epoch_offset_ns: int = 0, planner: Planner | None = None) -> None:
         self.cfg = cfg
         # now_ns is a monotonic clock; message utimes are now + this offset.
         self.epoch_offset_ns = epoch_offset_ns
@@ -156,6 +158,12 @@ class Controller:
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
         self.robot = make_robot(cfg, self.kernel)
         self.kin = self.robot.kin
+        # The MPC of closed-loop mode 11: solved inline (deterministic, the
+        # tests and in-process trials) unless the caller hands in a worker.
+        if planner is None and cfg.balance is not None:
+            planner = InlinePlanner(ConvexMpc(cfg.balance, len(cfg.legs)), cfg.balance.latency_ticks)
+        self.planner = planner
+        self.robot.planner = planner
         kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ()) \
             + ((BipedLocomotion,) if cfg.walk is not None else ())
         self.director = Director(cfg, self.kernel)
@@ -331,6 +339,11 @@ class Controller:
     def _estimating(self, now_ns: int) -> bool:
         """A quadruped with a fresh IMU: the estimate is live."""
         return self.estimator is not None and self.imu_watch.fresh(now_ns)
+
+    def _body_estimate(self, now_ns: int) -> QuadrupedEstimator | None:
+        """The estimate for the behaviours, while it is live."""
+        est = self.estimator
+        return est if est is not None and est.initialised and self.imu_watch.fresh(now_ns) else None
 
     def _take_attitude(self, now_ns: int, measured: bool) -> None:
         """Once per tick, after the sensors: the state estimate (a quadruped
@@ -816,7 +829,8 @@ class Controller:
         t = self.tick * self.cfg.dt
         ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
                           self._motor_command(now_ns) if active.mode == 15 else None,
-                          self.queue.motion_progress())
+                          self.queue.motion_progress(),
+                          body=self._body_estimate(now_ns))
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)

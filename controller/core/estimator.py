@@ -137,6 +137,22 @@ class QuadrupedEstimator:
         foot_vel[:, 0] += wy * feet[:, 2] - wz * feet[:, 1]          # + gyro x foot
         foot_vel[:, 1] += wz * feet[:, 0] - wx * feet[:, 2]
         foot_vel[:, 2] += wx * feet[:, 1] - wy * feet[:, 0]
+        # The foot is a ball that rolls: the point standing still is its
+        # contact point, a foot radius below its centre, and the shank's
+        # turning moves the centre over it (about r / leg length of the body's
+        # speed, 7 % on CyberDog 2). The shank turns with the body, the abad
+        # (about x) and hip + knee (about the abad-turned y axis, negative:
+        # a positive hip rate swings the foot forward).
+        q0 = ql[:, 0]
+        bend = qd.reshape(legs, 3)
+        bend_rate = -(bend[:, 1] + bend[:, 2])
+        sx = wx + bend[:, 0]
+        sy = wy + bend_rate * np.cos(q0)
+        sz = wz + bend_rate * np.sin(q0)
+        down = -self.kin.foot_radius * rot[2]           # centre -> contact, body frame
+        foot_vel[:, 0] += sy * down[2] - sz * down[1]
+        foot_vel[:, 1] += sz * down[0] - sx * down[2]
+        foot_vel[:, 2] += sx * down[1] - sy * down[0]
         x = self.x
         if not self.initialised:
             x[:] = 0.0

@@ -90,6 +90,9 @@ class GaitGenerator:
         self.landing = np.zeros((legs, 2))
         self.apex = np.zeros(legs)             # step height for swings starting now
         self.landing_offset: np.ndarray | None = None
+        # Closed loop (controller/motion/balance.py): every landing moves by
+        # this much more, level frame, from the velocity error.
+        self.feedback = np.zeros(2)
         self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
         self.height = params.body_height
         self.pitch = 0.0
@@ -309,6 +312,7 @@ class GaitGenerator:
         half = self._half_stance(timing).tolist()
         rx, ry = self.params.half_stride
         offset = self.landing_offset.tolist() if self.landing_offset is not None else None
+        fbx, fby = float(self.feedback[0]), float(self.feedback[1])
         for leg, (nx, ny) in enumerate(self.nominal.tolist()):
             fx, fy = float(self.feet[leg, 0]), float(self.feet[leg, 1])
             swinging = bool(self.swinging[leg])
@@ -332,8 +336,8 @@ class GaitGenerator:
             self.swinging[leg] = swinging
             # Landing point: Raibert heuristic at the current velocity, plus a
             # user gait's offset, kept inside the reachable half-stride.
-            lx = half[leg] * (vx - wz * ny)
-            ly = half[leg] * (vy + wz * nx)
+            lx = half[leg] * (vx - wz * ny) + fbx
+            ly = half[leg] * (vy + wz * nx) + fby
             if offset is not None:
                 lx, ly = lx + offset[leg][0], ly + offset[leg][1]
             reach = math.hypot(lx / rx, ly / ry)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from controller.robot.config.balance import BalanceConfig, load_balance
 from controller.robot.config.body import Gains
 from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fsm import FsmTable, load_fsm
@@ -67,6 +68,7 @@ class Config:
     command_queue_capacity: int = 1024   # blocks (SPEC §3); a command beyond it is refused
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     estimator: EstimatorConfig = field(default_factory=EstimatorConfig)   # quadruped state estimate
+    balance: BalanceConfig | None = None   # quadruped closed-loop mode 11 (the MPC); None: open loop
 
     @property
     def num_joints(self) -> int:
@@ -111,6 +113,7 @@ def load_config(path: str | Path | None = None) -> Config:
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         safety=load_safety(r),
         estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
+        balance=load_balance(r) if kind == "quadruped" else None,
         lcm=lcm_cfg,
         fsm=fsm,
         motions=load_motions(r, path) if "motions" in r.data else None,

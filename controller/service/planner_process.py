@@ -1,0 +1,114 @@
+"""The MPC in a worker process, so that a solve never delays a tick.
+
+The tick sends each request down a pipe and goes on; the worker solves it
+and sends the plan back; the tick picks up whatever has arrived without
+waiting (controller/motion/planner.py: a plan is used latency_ticks after its
+state was sampled, never earlier, so the daemon behaves as the inline
+planner of the tests does whenever the worker keeps up). A plan not back by
+its tick is counted late and the previous plan runs on; a worker that dies
+is logged once and mode 11 falls back to sharing the weight among the stance
+feet (controller/motion/balance.py) until the daemon restarts.
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import signal
+import time
+from multiprocessing.connection import Connection
+
+import numpy as np
+
+from controller.logs import get_logger
+from controller.motion.mpc import ConvexMpc
+from controller.motion.planner import PlanQueue
+from controller.robot.config.balance import BalanceConfig
+
+
+def _serve(config: BalanceConfig, legs: int, conn: Connection) -> None:
+    """The worker: solve each request as it comes until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the daemon decides when to stop
+    mpc = ConvexMpc(config, legs)
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if not message:
+            return
+        tick = int.from_bytes(message[:8], "little", signed=True)
+        request = np.frombuffer(message, dtype=np.float64, offset=8)
+        start = time.perf_counter_ns()
+        plan = mpc.solve(request)
+        took = time.perf_counter_ns() - start
+        try:
+            conn.send_bytes(tick.to_bytes(8, "little", signed=True) + took.to_bytes(8, "little")
+                            + plan.tobytes())
+        except (BrokenPipeError, OSError):
+            return
+
+
+class ProcessPlanner:
+    def __init__(self, config: BalanceConfig, legs: int) -> None:
+        self.mpc = ConvexMpc(config, legs)      # the layout; the worker solves with its own
+        self.queue = PlanQueue(self.mpc.layout.plan_size, config.latency_ticks)
+        self.stats = self.queue.stats
+        self.latency = config.latency_ticks
+        self.log = get_logger("motiond.planner")
+        context = mp.get_context("spawn")       # a clean interpreter: no inherited threads or sockets
+        self._conn, child = context.Pipe()
+        self._worker = context.Process(target=_serve, args=(config, legs, child),
+                                       name="motiond-mpc", daemon=True)
+        self._worker.start()
+        child.close()
+        self._waiting: list[int] = []           # ticks of requests not back yet
+        self.alive = True
+
+    def submit(self, tick: int, request: np.ndarray) -> None:
+        if not self.alive:
+            return
+        try:
+            self._conn.send_bytes(tick.to_bytes(8, "little", signed=True) + request.tobytes())
+        except (BrokenPipeError, OSError) as exc:
+            self._lost(str(exc))
+            return
+        self._waiting.append(tick)
+
+    def _receive(self) -> None:
+        conn = self._conn
+        try:
+            while conn.poll(0):
+                message = conn.recv_bytes()
+                tick = int.from_bytes(message[:8], "little", signed=True)
+                took = int.from_bytes(message[8:16], "little")
+                if tick in self._waiting:
+                    self._waiting.remove(tick)
+                self.queue.arrived(tick, np.frombuffer(message, dtype=np.float64, offset=16), took)
+        except (EOFError, OSError) as exc:
+            self._lost(str(exc))
+
+    def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
+        if self.alive:
+            self._receive()
+        while self._waiting and tick >= self._waiting[0] + self.latency:
+            self._waiting.pop(0)                # due and not back: it will not be used
+            self.stats.late += 1
+        return self.queue.plan(tick)
+
+    def reset(self) -> None:
+        self.queue.reset()
+
+    def _lost(self, reason: str) -> None:
+        if self.alive:
+            self.alive = False
+            self.log.error("planner_lost", reason=reason,
+                           effect="mode 11 shares the weight among the stance feet without the MPC")
+
+    def close(self) -> None:
+        if self._worker.is_alive():
+            with contextlib.suppress(BrokenPipeError, OSError):
+                self._conn.send_bytes(b"")
+            self._worker.join(timeout=1.0)
+            if self._worker.is_alive():
+                self._worker.terminate()
+        self._conn.close()
