@@ -23,6 +23,7 @@ from controller.behaviours.biped_locomotion import BipedLocomotion
 from controller.behaviours.damper import Damper
 from controller.behaviours.humanoid_pose import HumanoidPose
 from controller.behaviours.humanoid_stand import HumanoidStand
+from controller.behaviours.lifted import Lifted
 from controller.behaviours.locomotion import Locomotion
 from controller.behaviours.motor import MotorCtrl
 from controller.behaviours.off import Off
@@ -72,7 +73,7 @@ from controller.robot.native import Kernel, Payload
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
 # Mode 11 only where the config has a locomotion (a gait generator or a walk).
 BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
-    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl),
+    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl, Lifted),
     "humanoid": (Off, Damper, HumanoidStand, HumanoidPose),
 }
 BOTH_FEET = 0b11              # humanoid contact: bit0 right sole, bit1 left sole

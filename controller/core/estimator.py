@@ -62,6 +62,7 @@ class QuadrupedEstimator:
         self.R0[6 * legs:] = self.c.sensor_height
         self.rot = np.eye(3)
         self.gyro = np.zeros(3)
+        self.accel = np.zeros(3)
         self.trust = np.zeros(legs)          # 0 swinging .. 1 standing, per leg
         self.force = np.zeros((legs, 3))     # estimated ground force on each foot, world frame
         self.y = np.zeros(m)
@@ -117,6 +118,7 @@ class QuadrupedEstimator:
         legs, c = self.legs, self.c
         rot = quat_to_rotation(quaternion, self.rot)
         self.gyro[:] = gyro
+        self.accel[:] = accel
         ql = q.reshape(legs, 3)
         feet = self.kin.forward(ql)                       # body frame
         J = self.kin.jacobian(ql)

@@ -12,11 +12,12 @@ import numpy as np
 
 from controller.behaviours.base import Behaviour, TickContext
 from controller.behaviours.damper import Damper
+from controller.behaviours.lifted import LiftDetector, Lifted
 from controller.protocol.block import Block
 
-# Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP (and LIFTED, which the
-# sim never enters) share their numbers with the switch_status codes 0-4.
-from controller.protocol.constants import BAN_TRANS, EDAMP, ESTOP, TRANSITIONING
+# Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP and LIFTED share their
+# numbers with the switch_status codes 0-4.
+from controller.protocol.constants import BAN_TRANS, EDAMP, ESTOP, LIFTED, TRANSITIONING
 from controller.protocol.constants import DONE as NORMAL
 from controller.protocol.constants import MOTION_MODE as MOTION
 from controller.robot.config import FsmTable
@@ -29,6 +30,10 @@ ESTOP_HOLD_TICKS = 2000
 ORIENTATION_CHECKED = (11, 3, 81)
 ORIENTATION_LIMIT = 1.3          # rad
 RECOVERY_STAND = 12
+# LIFTED (SPEC §5.6, §5.8): checked in these states; the lifted state is
+# held this long before the table's rules for leaving it apply.
+LIFT_CHECKED = (11, 3)
+LIFTED_HOLD_TICKS = 1000
 
 
 class Fsm:
@@ -47,6 +52,8 @@ class Fsm:
         # Roll and pitch as the IMU measures them (the controller sets them
         # each tick); None without a fresh IMU, and no orientation check then.
         self.attitude: tuple[float, float] | None = None
+        lifted = behaviours.get(Lifted.mode)
+        self.lift: LiftDetector | None = lifted.detector if isinstance(lifted, Lifted) else None
 
     @property
     def mode(self) -> int:
@@ -130,11 +137,15 @@ class Fsm:
         """One tick; `fault`: a fault the controller watches (joint_state lost,
         a tracking error) tripped this tick, and the robot enters EDAMP."""
         requested = ctx.block.mode
+        if self.lift is not None:
+            self.lift.update(ctx)
         self._pre_check(ctx, fault)
         if self.operating == ESTOP:
             self._estop_tick(ctx)
         elif self.operating == EDAMP:
             self._edamp_tick(ctx, requested)
+        elif self.operating == LIFTED:
+            self._lifted_tick(ctx, requested)
         else:
             self._normal_tick(ctx, requested)
 
@@ -175,6 +186,16 @@ class Fsm:
                 return
         self.state.run(ctx)
 
+    def _lifted_tick(self, ctx: TickContext, requested: int) -> None:
+        """LIFTED: the lifted state for LIFTED_HOLD_TICKS, then the table's
+        rules (SPEC §5.6); the modes it leaves for at once are taken any time."""
+        self.hold_ticks += 1
+        if self.hold_ticks >= LIFTED_HOLD_TICKS or requested in self.table.immediate.get(self.state.mode, ()):
+            self.operating = NORMAL
+            self._normal_tick(ctx, requested)
+            return
+        self.state.run(ctx)
+
     def _estop_tick(self, ctx: TickContext) -> None:
         self.hold_ticks += 1
         self.state.run(ctx)
@@ -186,6 +207,10 @@ class Fsm:
             return   # keep the bits that caused it
         if self._fallen(ctx):
             self.estop(ctx)
+            return
+        if self.lift is not None and self.lift.lifted and self.state.mode in LIFT_CHECKED \
+                and self.operating != LIFTED:
+            self._enter_lifted(ctx)
             return
         workspace = self.state.foot_workspace()
         self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
@@ -215,6 +240,13 @@ class Fsm:
         self.state.exit()
         self.state = damper
         damper.enter_passive(ctx)
+
+    def _enter_lifted(self, ctx: TickContext) -> None:
+        self.operating = LIFTED
+        self.hold_ticks = 0
+        self.target = None
+        self.ban = 0
+        self._switch(ctx, Lifted.mode)
 
     def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
         """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""

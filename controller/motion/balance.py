@@ -39,6 +39,8 @@ class BodyEstimate(Protocol):
     """What the state estimate tells the balance controller."""
     rot: np.ndarray          # (3, 3) body to world
     gyro: np.ndarray         # (3,) body rate, body frame
+    accel: np.ndarray        # (3,) the IMU's specific force, body frame
+    force: np.ndarray        # (legs, 3) the ground's force on each foot from the joint torques, world
 
     @property
     def position(self) -> np.ndarray: ...   # body origin, world frame

@@ -11,12 +11,17 @@ class SafetyConfig:
     """Faults of the robot side that put the robot in the damper (EDAMP) on
     their own (docs/RELIABILITY.md): the joint_state stream stopping, the
     imu stream stopping once it has started, and a joint that stays far from
-    its target."""
+    its target; and when the robot counts as picked up (mode 9 LIFTED)."""
     joint_state_timeout_ms: float = 50.0
     tracking_error_rad: float = 0.8     # measured vs commanded position, per joint
     tracking_error_ms: float = 20.0     # for this long without a break
     tracking_min_kp: float = 1.0        # N m/rad: softer joints are compliant by design
     imu_timeout_ms: float = 50.0
+    # LIFTED (SPEC §5.8): the feet carry under lift_load of the weight while
+    # the IMU feels about one g, for lift_ms; landed above land_load.
+    lift_load: float = 0.15
+    land_load: float = 0.6
+    lift_ms: float = 100.0
 
 
 def load_safety(r: Reader) -> SafetyConfig:
@@ -31,4 +36,7 @@ def load_safety(r: Reader) -> SafetyConfig:
         tracking_error_rad=sr.number("tracking_error_rad", 0.05, 6.3, d.tracking_error_rad),
         tracking_error_ms=sr.number("tracking_error_ms", 0.0, 1000.0, d.tracking_error_ms),
         tracking_min_kp=sr.number("tracking_min_kp", 0.0, 10000.0, d.tracking_min_kp),
+        lift_load=sr.number("lift_load", 0.0, 1.0, d.lift_load),
+        land_load=sr.number("land_load", 0.0, 1.0, d.land_load),
+        lift_ms=sr.number("lift_ms", 2.0, 5000.0, d.lift_ms),
     )
