@@ -13,9 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from controller.robot.config import load_config
+from controller.robot.config import ConfigError, load_config
 from controller.sim import scorecard
 from controller.sim.scorecard import Row, expand, foot_slip, judge, load_card, run_row
+from controller.sim.model import World
+from controller.sim.physics import PhysicsRobot
 from controller.sim.trial import Trial
 
 CARD = load_card()
@@ -91,3 +93,78 @@ def test_a_row_that_physically_fails_is_marked_failed() -> None:
     assert done.error == "" and not done.passed
     assert not done.verdicts["end_on_feet"][0] and not done.verdicts["tilt"][0]
     assert done.metrics["tilt"] == pytest.approx(math.pi, abs=0.1)
+
+
+def test_recovery_time_is_when_the_sliding_mean_is_back_for_good() -> None:
+    dt = 0.002
+    # Trotting at 0.5 m/s, pushed to vy 0.5 for 1 s (500 samples), then back at once.
+    speed = np.zeros((2000, 2))
+    speed[:, 0] = 0.5
+    speed[:500, 1] = 0.5
+    command = np.array([0.5, 0.0, 0.0])
+    # A 150-sample window holds at most 30 pushed samples (mean vy 0.1) from sample 470 on.
+    assert scorecard.recovery_time(speed, command, dt) == pytest.approx((470 + 150) * dt)
+    speed[-1000:, 1] = 0.5                      # pushed again: never back to stay
+    assert scorecard.recovery_time(speed, command, dt) == math.inf
+    speed[:, 1] = 0.0
+    speed[:, 0] = 0.3                           # 0.2 m/s short of 0.5: beyond 0.05 + 10 %
+    assert scorecard.recovery_time(speed, command, dt) == math.inf
+
+
+def test_goal_errors_are_measured_in_the_frame_the_goal_started_in() -> None:
+    x, y, turned = scorecard.arc_end(1.0, 1.57)
+    assert (x, y, turned) == pytest.approx((0.637, 0.636, 1.57), abs=1e-3)
+    assert scorecard.arc_end(2.0, 0.0) == (2.0, 0.0, 0.0)
+    # Facing +y in the world, walked 1.98 m along it and turned 0.05 rad.
+    pos = np.array([[1.0, 1.0], [1.0, 2.0], [1.0, 2.98]])
+    yaw = np.array([math.pi / 2, math.pi / 2, math.pi / 2 + 0.05])
+    position, yaw_error = scorecard.goal_errors(pos, yaw, (2.0, 0.0, 0.0))
+    assert position == pytest.approx(0.02) and yaw_error == pytest.approx(0.05)
+
+
+def test_belief_errors_judge_the_odometry_against_the_truth() -> None:
+    n = 101
+    true_xy = np.column_stack([np.linspace(0.0, 10.0, n), np.zeros(n)])
+    yaw = np.linspace(0.0, 0.02, n)
+    # Odometry believes 2 % too much travel and no turn; velocity off by (0.03, 0.04).
+    odom = np.column_stack([true_xy[:, 0] * 1.02, np.zeros(n), np.zeros(n)])
+    velocity = np.tile([0.5, 0.0], (n, 1))
+    m = scorecard.belief_errors(odom, velocity + [0.03, 0.04], true_xy, yaw, velocity)
+    assert m["odom_position_error_share"] == pytest.approx(0.02)
+    assert m["odom_travel_error_share"] == pytest.approx(0.02)
+    assert m["odom_yaw_error"] == pytest.approx(0.02)
+    assert m["velocity_rms_error"] == pytest.approx(0.05)
+    still = scorecard.belief_errors(odom[:1].repeat(3, 0), velocity[:3], true_xy[:1].repeat(3, 0),
+                                    yaw[:3], velocity[:3])
+    assert math.isnan(still["odom_position_error_share"])   # no travel: no share
+
+
+def test_goal_rows_send_what_motionctl_goal_sends() -> None:
+    msg = scorecard.goal_message("move 1.0 --angle 1.57")
+    assert (msg.distance, msg.angle) == pytest.approx((1.0, 1.57))
+    with pytest.raises(ConfigError, match="not a `motionctl goal`"):
+        scorecard.goal_message("move --sideways")
+
+
+def test_a_world_changes_the_physics_and_not_the_controller() -> None:
+    cfg = load_config()
+    plain = PhysicsRobot(cfg)
+    world = World.from_spec({"friction": 0.4, "trunk_mass_scale": 1.1, "step": 0.03}, "test")
+    robot = PhysicsRobot(cfg, world)
+    m0, m1 = plain.model, robot.model
+    assert m1.geom("floor").friction[0] == pytest.approx(0.4)
+    assert m1.geom("terrain_step").friction[0] == pytest.approx(0.4)
+    assert m1.body("trunk").mass[0] == pytest.approx(1.1 * m0.body("trunk").mass[0])
+    assert m1.body("trunk").inertia == pytest.approx(1.1 * m0.body("trunk").inertia)
+    assert m1.geom("terrain_step").size[2] == pytest.approx(0.015)
+    assert "terrain_step" in robot.ground_names
+    # Downhill: the robot starts on a platform as high as the ramp descends.
+    down = PhysicsRobot(cfg, World.from_spec({"slope": -10}, "test"))
+    top = 4.0 * math.sin(math.radians(10))
+    assert down.world.start_height == pytest.approx(top)
+    lowest_foot = min(down.data.site_xpos[down.model.site(f"{leg}_foot").id][2] for leg in cfg.legs)
+    assert top < lowest_foot < top + 0.1
+    with pytest.raises(ConfigError, match="unknown keys"):
+        World.from_spec({"gravity": 3}, "test")
+    with pytest.raises(ConfigError, match="positive"):
+        World.from_spec({"friction": 0}, "test")

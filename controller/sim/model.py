@@ -12,11 +12,13 @@ The humanoids' tree is built in controller/sim/humanoid_model.py.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+import mujoco
 import numpy as np
 
 from controller.robot.config import Config, ConfigError, Geometry
@@ -242,3 +244,105 @@ def mjcf_document(cfg: Config, friction: float, defaults: str, trunk: str) -> st
   </sensor>
 </mujoco>
 """
+
+
+# -- a changed world, for one scorecard row ------------------------------------------
+TERRAIN_WIDTH = 2.0         # m across the path (y), centred on the start
+RAMP_LENGTH = 4.0           # m along the incline
+TERRAIN_THICKNESS = 0.1     # m: a ramp is a tilted box this thick
+STEP_DEPTH = 4.0            # m: the step is a platform this long
+PLATFORM_BACK = 2.0         # m behind the start: where a downhill row's start platform begins
+WORLD_KEYS = ("friction", "trunk_mass_scale", "slope", "step", "at")
+
+
+@dataclass(frozen=True)
+class World:
+    """What one scorecard row changes in the world, and nothing else. The
+    default (all fields at their defaults) is the unchanged model.
+
+    friction: the sliding friction of the floor and any terrain (None: the
+    physics file's); it is the contact's, whatever the robot's geoms say
+    (the ground's geoms get the higher priority). trunk_mass_scale: the
+    trunk body's mass and inertia times this, its centre of mass unchanged.
+    slope: a ramp at this many degrees (> 0 up, < 0 down) starting `at` m
+    ahead of the start (+x); downhill, the robot starts on a platform as
+    high as the ramp descends. step: a platform this high (m) from `at` on.
+    """
+    friction: float | None = None
+    trunk_mass_scale: float = 1.0
+    slope: float = 0.0          # degrees
+    step: float = 0.0           # m
+    at: float = 0.5             # m ahead of the start
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any] | None, where: str) -> World:
+        spec = spec or {}
+        unknown = sorted(set(spec) - set(WORLD_KEYS))
+        if unknown:
+            raise ConfigError(f"{where}: world: unknown keys {unknown} (known: {list(WORLD_KEYS)})")
+        world = cls(**{k: (None if v is None else float(v)) for k, v in spec.items()})
+        if world.trunk_mass_scale <= 0 or (world.friction is not None and world.friction <= 0):
+            raise ConfigError(f"{where}: world: friction and trunk_mass_scale must be positive")
+        if abs(world.slope) >= 45 or world.step < 0:
+            raise ConfigError(f"{where}: world: slope must be within ±45 degrees and step not negative")
+        return world
+
+    @property
+    def changed(self) -> bool:
+        return self != World()
+
+    @property
+    def start_height(self) -> float:
+        """Height of the ground under the start (m): the downhill platform's."""
+        return RAMP_LENGTH * math.sin(math.radians(-self.slope)) if self.slope < 0 else 0.0
+
+
+def world_model(xml: str, world: World) -> Any:
+    """The compiled MjModel of a robot's MJCF with `world`'s changes."""
+    spec = mujoco.MjSpec.from_string(xml)
+    floor = spec.geom("floor")
+    ground = [_terrain_box(spec, name, centre, half, pitch, floor)
+              for name, centre, half, pitch in terrain(world)]
+    if world.friction is not None:
+        for geom in [floor, *ground]:
+            geom.friction = [world.friction, *list(geom.friction)[1:]]
+            geom.priority = 1
+    if world.trunk_mass_scale != 1.0:
+        trunk = spec.body("trunk")
+        trunk.mass *= world.trunk_mass_scale
+        trunk.fullinertia = [v * world.trunk_mass_scale for v in trunk.fullinertia]
+    return spec.compile()
+
+
+def terrain(world: World) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+    """The boxes `world` puts on the floor: (name, centre, half sizes, pitch
+    in rad, > 0 rising along +x); their names start with `terrain`."""
+    boxes = []
+    half_w = TERRAIN_WIDTH / 2.0
+    if world.step > 0:
+        boxes.append(("terrain_step", np.array([world.at + STEP_DEPTH / 2, 0.0, world.step / 2]),
+                      np.array([STEP_DEPTH / 2, half_w, world.step / 2]), 0.0))
+    if world.slope != 0:
+        theta = math.radians(world.slope)
+        top = world.start_height
+        along = np.array([math.cos(theta), 0.0, math.sin(theta)])
+        normal = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+        centre = np.array([world.at, 0.0, top]) + along * RAMP_LENGTH / 2 - normal * TERRAIN_THICKNESS / 2
+        boxes.append(("terrain_ramp", centre,
+                      np.array([RAMP_LENGTH / 2, half_w, TERRAIN_THICKNESS / 2]), theta))
+        if top > 0:
+            length = world.at + PLATFORM_BACK
+            boxes.append(("terrain_platform", np.array([world.at - length / 2, 0.0, top / 2]),
+                          np.array([length / 2, half_w, top / 2]), 0.0))
+    return boxes
+
+
+def _terrain_box(spec: Any, name: str, centre: np.ndarray, half: np.ndarray, pitch: float,
+                 floor: Any) -> Any:
+    """A static box of ground: collides with the robot as the floor does."""
+    # A rotation of -pitch about y tilts the box's +x end up by pitch.
+    quat = [math.cos(-pitch / 2), 0.0, math.sin(-pitch / 2), 0.0]
+    return spec.worldbody.add_geom(
+        name=name, type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(), quat=quat, size=half.tolist(),
+        contype=floor.contype, conaffinity=floor.conaffinity, friction=list(floor.friction),
+        rgba=[0.62, 0.6, 0.55, 1.0])

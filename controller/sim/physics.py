@@ -21,6 +21,7 @@ from controller import msgs
 from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
 from controller.sim.mjcf import robot_mjcf
+from controller.sim.model import World, world_model
 from controller.sim.sensors import Reading, SensorConfig, Sensors
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
@@ -33,7 +34,7 @@ class Truth:
     quaternion: np.ndarray        # base orientation, w x y z
     velocity: np.ndarray          # base linear velocity in the world (m/s)
     angular_velocity: np.ndarray  # base angular velocity in the base frame (rad/s)
-    contacts: frozenset[str]      # robot geoms touching the floor
+    contacts: frozenset[str]      # robot geoms touching the ground (the floor or terrain)
 
     @property
     def rpy(self) -> tuple[float, float, float]:
@@ -41,9 +42,13 @@ class Truth:
 
 
 class PhysicsRobot:
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, world: World | None = None) -> None:
+        """`world` changes the world for one scorecard row (model.py's World:
+        floor friction, terrain, trunk mass); None is the unchanged model."""
         self.cfg = cfg
-        self.model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
+        self.world = world or World()
+        xml = robot_mjcf(cfg)
+        self.model = world_model(xml, self.world) if self.world.changed else mujoco.MjModel.from_xml_string(xml)
         self.data = mujoco.MjData(self.model)
         ticks = cfg.dt / self.model.opt.timestep
         if abs(ticks - round(ticks)) > 1e-9:
@@ -55,8 +60,10 @@ class PhysicsRobot:
         self.vadr = np.array([self.model.jnt_dofadr[i] for i in ids])
         self.act = np.array([self.model.actuator(n).id for n in cfg.joint_names])
         self.limit = cfg.torque_limit.astype(float)
-        self.floor = self.model.geom("floor").id
         self.geom_names = [self.model.geom(g).name for g in range(self.model.ngeom)]
+        # The ground: the floor and any terrain, the world body's geoms.
+        self.is_ground = self.model.geom_bodyid == 0
+        self.ground_names = {n for n, ground in zip(self.geom_names, self.is_ground) if ground}
         pose = cfg.sim.get("start_pose", "fold")
         start = cfg.poses.get(pose)
         if start is None:
@@ -88,8 +95,8 @@ class PhysicsRobot:
         d.qpos[self.qadr] = q
         mujoco.mj_kinematics(self.model, d)
         lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(self.model.ngeom)
-                     if g != self.floor)
-        d.qpos[2] -= lowest - DROP_MARGIN
+                     if not self.is_ground[g])
+        d.qpos[2] -= lowest - DROP_MARGIN - self.world.start_height
         d.qvel[:] = 0.0
         d.time = 0.0
         mujoco.mj_forward(self.model, d)
@@ -193,8 +200,9 @@ class PhysicsRobot:
     def truth(self) -> Truth:
         d = self.data
         pairs = d.contact.geom[:d.ncon]
-        touching = {self.geom_names[g] for g in pairs[pairs[:, 1] == self.floor, 0]} | \
-            {self.geom_names[g] for g in pairs[pairs[:, 0] == self.floor, 1]}
-        touching.discard(self.geom_names[self.floor])
+        on_ground = self.is_ground[pairs]
+        touching = {self.geom_names[g] for g in pairs[on_ground[:, 1], 0]} | \
+            {self.geom_names[g] for g in pairs[on_ground[:, 0], 1]}
+        touching -= self.ground_names
         return Truth(d.qpos[0:3].copy(), d.qpos[3:7].copy(), d.qvel[0:3].copy(),
                      d.qvel[3:6].copy(), frozenset(touching))

@@ -2,7 +2,7 @@
 physics, judged on ground truth against the criteria of
 config/physics/scorecard.yaml (which says what each metric means).
 
-    python -m controller.sim.scorecard [--robot NAME] [--only TEXT] [--jobs N] [-o FILE]
+    python -m controller.sim.scorecard [--robot NAME] [--only TEXT ...] [--jobs N] [-o FILE]
 
 Prints one table and writes bench/physics.json. A benchmark, not a test: a
 failing row is a finding to report, and the exit status is 0 unless the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -22,11 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from controller import msgs
+from controller.cli import goal_cmd
+from controller.core.goals import GoalKind
 from controller.logs import configure
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.reader import load_yaml
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.mjcf import has_model
+from controller.sim.model import World
 from controller.sim.trial import Trial
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
@@ -34,6 +39,19 @@ PRELUDE_S = 3.0
 FELL_TILT = 1.0            # rad
 STAND_TOLERANCE = (0.015, 0.1)   # time_to_stand: height within, tilt under
 VELOCITY_FIELDS = {"vx_error": 0, "vy_error": 1, "wz_error": 2}
+RECOVER_WINDOW = 0.3       # s: recover_s averages the speed over this sliding window...
+RECOVER_VX = (0.05, 0.1)   # ...until vx is within 0.05 m/s + 10 % of the command
+RECOVER_VY = 0.1           # and vy within this of it (m/s), to the end of the run
+MIN_TRAVEL = 0.1           # m: below this an odometry error share is not measured
+GOAL_ID = 16               # the goal_id the scorecard's goals carry
+
+
+@dataclass
+class Marks:
+    """Where in the trace a row did something to the robot, for the metrics about it."""
+    push: int | None = None       # the first trace row after the (last) push
+    goal: int | None = None       # the last trace row before the goal arrived
+    goal_target: tuple[float, float, float] = (0.0, 0.0, 0.0)   # x, y, yaw in the robot's frame then
 
 
 @dataclass
@@ -101,7 +119,7 @@ def _run(row: Row) -> None:
     cfg = load_config(CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
     if not has_model(cfg):
         raise ConfigError(f"no physics model for {cfg.robot} yet")
-    trial = Trial(cfg)
+    trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {row.name}"))
     if "start_rpy" in spec:
         trial.robot.place(cfg.poses[cfg.sim.get("start_pose", "fold")], tuple(spec["start_rpy"]))
     if spec.get("prelude", "stand") == "stand":
@@ -110,17 +128,52 @@ def _run(row: Row) -> None:
     start = len(trial.trace.t)
     command = np.zeros(3)
     mode = -1
+    marks = Marks()
     for step in spec["steps"]:
-        fields = {k: v for k, v in step.items() if k not in ("s", "heartbeat", "push")}
+        fields = {k: v for k, v in step.items() if k not in ("s", "heartbeat", "push", "goal")}
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
+            marks.push = len(trial.trace.t)
+        if "goal" in step:
+            _send_goal(trial, step["goal"], marks)
         if "mode" in fields:
             trial.send(**fields)
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
             mode = int(fields["mode"])
         trial.run(step["s"], heartbeat=step.get("heartbeat", True))
-    row.metrics = measure(trial, start, spec, command, mode)
+    row.metrics = measure(trial, start, spec, command, mode, marks)
     row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+def goal_message(text: str) -> msgs.motion_goal_t:
+    """The motion_goal_t that `motionctl goal TEXT` sends (e.g. "move 1.0 --angle 1.57")."""
+    parser = argparse.ArgumentParser(prog="motionctl")
+    goal_cmd.add_parser(parser.add_subparsers(dest="command"))
+    try:
+        args = parser.parse_args(["goal", *shlex.split(text)])
+    except SystemExit as exc:       # argparse's way of refusing a command line
+        raise ConfigError(f"{CARD}: goal {text!r} is not a `motionctl goal` command line") from exc
+    msg = goal_cmd.goal_from_args(args)
+    msg.goal_id = GOAL_ID
+    return msg
+
+
+def _send_goal(trial: Trial, text: str, marks: Marks) -> None:
+    msg = goal_message(text)
+    trial.send_goal(msg)
+    if msg.kind == GoalKind.MOVE_DISTANCE:
+        marks.goal = max(0, len(trial.trace.t) - 1)
+        marks.goal_target = arc_end(float(msg.distance), float(msg.angle))
+
+
+def arc_end(distance: float, angle: float) -> tuple[float, float, float]:
+    """Where MOVE_DISTANCE ends, in the robot's frame at its start: `distance`
+    m along the arc over which the heading turns by `angle` rad
+    (controller/core/goals.py); x, y and the heading turned."""
+    if angle == 0.0:
+        return (distance, 0.0, 0.0)
+    radius = distance / angle
+    return (radius * math.sin(angle), radius * (1.0 - math.cos(angle)), angle)
 
 
 def target_height(cfg: Any, target: Any) -> float | None:
@@ -132,7 +185,7 @@ def target_height(cfg: Any, target: Any) -> float | None:
 
 
 def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
-            mode: int = -1) -> dict[str, float]:
+            mode: int = -1, marks: Marks | None = None) -> dict[str, float]:
     """The metrics of config/physics/scorecard.yaml from the trial's trace."""
     tr, cfg = trial.trace, trial.cfg
     pos = np.array(tr.position[start:])
@@ -184,7 +237,78 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     bars = [b for b, md in zip(tr.bar[start:], tr.mode[start:], strict=True) if md == mode]
     m["bar"] = float(max(bars, default=0))
     m["mode"] = float(tr.mode[-1])
+    m.update(belief_errors(np.array(tr.odometry[start:]), np.array(tr.estimate[start:]),
+                           pos[:, :2], yaw, np.array(tr.velocity[start:])[:, :2]))
+    m.update(event_metrics(trial, marks or Marks(), command))
     return m
+
+
+def in_frame(d: np.ndarray, heading: float) -> np.ndarray:
+    """A horizontal world vector in the frame of a robot heading `heading`."""
+    c, s = math.cos(heading), math.sin(heading)
+    return np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]])
+
+
+def event_metrics(trial: Trial, marks: Marks, command: np.ndarray) -> dict[str, float]:
+    """recover_s after a push, the goal errors after a goal: ground truth."""
+    tr = trial.trace
+    m: dict[str, float] = {}
+    if marks.push is not None:
+        speed = np.array(tr.body_velocity[marks.push:])[:, :2]
+        m["recover_s"] = recovery_time(speed, command, trial.cfg.dt)
+    if marks.goal is not None:
+        pos = np.array(tr.position[marks.goal:])[:, :2]
+        yaw = np.unwrap(np.array(tr.rpy[marks.goal:])[:, 2])
+        m["goal_position_error"], m["goal_yaw_error"] = goal_errors(pos, yaw, marks.goal_target)
+    return m
+
+
+def recovery_time(speed: np.ndarray, command: np.ndarray, dt: float) -> float:
+    """Seconds from a push until the body's (vx, vy), averaged over the
+    sliding RECOVER_WINDOW that ends then, is back within RECOVER_VX /
+    RECOVER_VY of the command and stays so to the end; inf if it never is.
+    `speed[i]` is the sample (i + 1) ticks after the push."""
+    n = max(1, int(round(RECOVER_WINDOW / dt)))
+    if len(speed) < n:
+        return math.inf
+    sums = np.cumsum(np.vstack([np.zeros((1, 2)), speed]), axis=0)
+    mean = (sums[n:] - sums[:-n]) / n                 # mean[i]: samples i .. i + n - 1
+    ok = (np.abs(mean[:, 0] - command[0]) <= RECOVER_VX[0] + RECOVER_VX[1] * abs(float(command[0]))) \
+        & (np.abs(mean[:, 1] - command[1]) <= RECOVER_VY)
+    if not ok[-1]:
+        return math.inf
+    bad = np.flatnonzero(~ok)
+    first = int(bad[-1]) + 1 if len(bad) else 0
+    return (first + n) * dt
+
+
+def goal_errors(pos: np.ndarray, yaw: np.ndarray, target: tuple[float, float, float]) -> tuple[float, float]:
+    """The end of a goal against its target (x, y, yaw in the robot's frame at
+    its start); `pos` (n, 2) and the unwrapped `yaw` from that start on."""
+    reached = in_frame(pos[-1] - pos[0], float(yaw[0]))
+    position = float(np.hypot(*(reached - np.array(target[:2]))))
+    return position, abs(float(yaw[-1] - yaw[0]) - target[2])
+
+
+def belief_errors(odometry: np.ndarray, estimate: np.ndarray, pos: np.ndarray, yaw: np.ndarray,
+                  velocity: np.ndarray) -> dict[str, float]:
+    """The controller's odometry (x, y, yaw rows) and estimated world velocity
+    (vx, vy rows) against the truth (pos, unwrapped yaw, world velocity):
+    the odometry's position error as a share of the true distance (all of
+    it, and along the start heading alone), its yaw error, the velocity's RMS
+    error. NaN when the body did not travel or nothing was estimated."""
+    true = in_frame(pos[-1] - pos[0], float(yaw[0]))
+    believed = in_frame(odometry[-1, :2] - odometry[0, :2], float(odometry[0, 2]))
+    distance = float(np.hypot(*true))
+    odom_yaw = np.unwrap(odometry[:, 2])
+    return {
+        "odom_position_error_share": float(np.hypot(*(believed - true))) / distance
+        if distance >= MIN_TRAVEL else math.nan,
+        "odom_travel_error_share": abs(float(believed[0] - true[0])) / abs(float(true[0]))
+        if abs(float(true[0])) >= MIN_TRAVEL else math.nan,
+        "odom_yaw_error": abs(float(odom_yaw[-1] - odom_yaw[0]) - float(yaw[-1] - yaw[0])),
+        "velocity_rms_error": float(np.sqrt(np.mean(np.sum(np.square(estimate - velocity), axis=1)))),
+    }
 
 
 def foot_slip(feet: np.ndarray, contacts: list[frozenset[str]], names: list[str]) -> float:
@@ -259,8 +383,11 @@ def table(rows: list[Row]) -> str:
         if r.error:
             lines.append(f"{r.robot:<11} {r.name:<38} {r.issue:>5}  {'ERROR':<6} {r.error}")
             continue
-        details = "; ".join(f"{name} {r.metrics[name]:.3g}{'' if ok else ' (want ' + limit + ')'}"
-                            for name, (ok, limit) in r.verdicts.items() if name in r.metrics)
+        judged = [f"{name} {r.metrics[name]:.3g}{'' if ok else ' (want ' + limit + ')'}"
+                  for name, (ok, limit) in r.verdicts.items() if name in r.metrics]
+        shown = [f"[{name} {r.metrics[name]:.3g}]" for name in r.spec.get("report", ())
+                 if name in r.metrics and name not in r.verdicts]
+        details = "; ".join(judged + shown)
         lines.append(f"{r.robot:<11} {r.name:<38} {r.issue:>5}  {'pass' if r.passed else 'FAIL':<6} {details}")
     passed = sum(r.passed for r in rows)
     lines.append(f"{passed}/{len(rows)} rows pass")
@@ -283,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Drive every shipped robot through its modes and gaits "
                                             "in physics and judge what the body did.")
     p.add_argument("--robot", action="append", help="only this robot (repeatable)")
-    p.add_argument("--only", help="only rows whose name contains this text")
+    p.add_argument("--only", action="append",
+                   help="only rows whose name contains this text (repeatable: any of them)")
     p.add_argument("--jobs", type=int, default=2, help="rows run in parallel (default: %(default)s)")
     p.add_argument("-o", "--output", default="bench/physics.json", help="JSON results (default: %(default)s)")
     p.add_argument("--log-level", default="error",
@@ -294,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     for robot, spec in CARD_DATA["robots"].items():
         if args.robot and robot not in args.robot:
             continue
-        rows += [r for r in expand(robot, spec) if not args.only or args.only in r.name]
+        rows += [r for r in expand(robot, spec) if not args.only or any(t in r.name for t in args.only)]
     if not rows:
         print("no rows selected", file=sys.stderr)
         return 2

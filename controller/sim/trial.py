@@ -17,6 +17,7 @@ from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
+from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import SENSORS
 
@@ -42,21 +43,26 @@ class Trace:
     gait: list[int] = field(default_factory=list)
     bar: list[int] = field(default_factory=list)
     switch_status: list[int] = field(default_factory=list)
+    # The controller's own belief, for judging it against the truth above:
+    odometry: list[tuple[float, float, float]] = field(default_factory=list)   # ctl.odom x, y, yaw
+    estimate: list[np.ndarray] = field(default_factory=list)   # estimated world (vx, vy); NaN without
 
 
 class Trial:
     def __init__(self, cfg: Config, sensors: dict[str, Any] | None = None,
-                 recorder: Recorder | None = None) -> None:
+                 recorder: Recorder | None = None, world: World | None = None) -> None:
         """`sensors` replaces the config's sim.sensors (None keeps it).
         `recorder(port, utime, channel,
         data)` is given everything the sim and the controller publish, stamped
         with the trial's clock (e.g. controller/service/recording.py's
-        RecordingWriter, for `motionctl render`)."""
+        RecordingWriter, for `motionctl render`). `world` changes the physics
+        world (model.py's World: friction, terrain, trunk mass), not the
+        controller's config."""
         if sensors is not None:
             cfg = replace(cfg, sim={**cfg.sim, "sensors": sensors})
         self.cfg = cfg
         self.ctl = Controller(cfg)
-        self.robot = PhysicsRobot(cfg)
+        self.robot = PhysicsRobot(cfg, world)
         self.ch = cfg.lcm.channels
         self.now_ns = 1_000_000_000
         self.tick_ns = int(round(1e9 / cfg.tick_hz))
@@ -88,6 +94,12 @@ class Trial:
         data = msg.encode()
         self.pending.append((self.ch["command"], data))
         self.heartbeat = data
+
+    def send_goal(self, msg: msgs.motion_goal_t) -> None:
+        """A motion goal (e.g. controller/cli/goal_cmd.py's goal_from_args), into
+        the controller's inbox on the next tick, as `motionctl goal` sends it."""
+        msg.utime = self.now_ns // 1000
+        self.pending.append((self.ch["motion_goal"], msg.encode()))
 
     def tick(self, heartbeat: bool = True) -> None:
         published = self.robot.messages(self.now_ns // 1000)
@@ -123,6 +135,9 @@ class Trial:
         tr.contacts.append(truth.contacts)
         tr.feet.append(robot.data.site_xpos[self.foot_sites].copy())
         tr.saturated.append(bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9)))
+        odom, est = self.ctl.odom, self.ctl.estimator
+        tr.odometry.append((odom.x, odom.y, odom.yaw))
+        tr.estimate.append(est.velocity[:2].copy() if est is not None else np.full(2, np.nan))
         if response is not None:
             r = msgs.robot_control_response_lcmt.decode(bytes(response))
             tr.mode.append(r.mode)
