@@ -64,6 +64,34 @@ def test_trotting_the_estimate_and_the_odometry_follow_the_body() -> None:
     assert est.trust.sum() <= 4
 
 
+def test_standing_still_the_gyro_bias_is_learned_and_the_yaw_holds() -> None:
+    """The simulated IMU's gyro has a bias and its orientation's yaw drifts
+    with it; standing, the estimator learns the bias and keeps the yaw."""
+    trial = standing()
+    est = trial.ctl.estimator
+    assert est is not None
+    true_bias = trial.robot.sensors.bias
+    assert abs(true_bias[2]) > 0.001                # the seed's bias is worth learning
+    assert est.gyro_bias[2] == pytest.approx(true_bias[2], abs=3e-4)
+    yaw0, true0, seen0 = est.rpy[2], trial.robot.truth().rpy[2], trial.robot.sensors.yaw_drift
+    trial.run(20.0)
+    seen_drift = trial.robot.sensors.yaw_drift - seen0
+    true_turn = trial.robot.truth().rpy[2] - true0
+    assert abs(seen_drift) > 0.02                   # what the raw IMU yaw did
+    assert abs((est.rpy[2] - yaw0) - true_turn) < 0.005
+
+
+def test_walking_does_not_teach_the_bias() -> None:
+    trial = standing()
+    est = trial.ctl.estimator
+    assert est is not None
+    learned = est.still_samples
+    trial.send(11, 3, vel_des=[0.0, 0.0, 0.5], step_height=[0.06, 0.06])
+    trial.run(2.0)
+    # Only the few ticks before the first foot lifts (the gait starts on four feet).
+    assert est.still_samples - learned < 10
+
+
 def test_the_odometry_holds_still_when_not_walking() -> None:
     trial = standing()
     before = (trial.ctl.odom.x, trial.ctl.odom.y)

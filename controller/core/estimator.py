@@ -1,7 +1,14 @@
 """The quadruped's state estimate from its own sensors: the IMU and the legs.
 
 Orientation and body rate come from the IMU (its attitude filter: roll and
-pitch absolute, yaw drifting). Position and velocity come from a linear
+pitch absolute, yaw drifting with the gyro's bias). The gyro's yaw-rate
+bias is learned while the robot stands still (four loaded feet, no
+velocity, no turning: the true yaw rate is zero, so the mean rate is the
+bias) and taken off the rate; the yaw drift it causes is taken off the
+orientation by integrating the learned bias, as a 6-axis attitude filter
+drifts. Roll and pitch rates keep their bias: their attitude is held by
+gravity, and a body settling after a stand still pitches slowly enough to
+teach a wrong one. Position and velocity come from a linear
 Kalman filter in the world frame, the formulation legged robots of the MIT
 Cheetah family run:
 
@@ -29,6 +36,8 @@ from controller.robot.kinematics import QuadrupedKinematics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 SUSPECT = 100.0        # how much less a leg without load is believed
+STILL_SPEED = 0.02     # m/s: below this estimated speed (and ...
+STILL_RATE = 0.02      # rad/s: ... a corrected body rate below this on every axis) it stands still
 
 
 class QuadrupedEstimator:
@@ -61,7 +70,11 @@ class QuadrupedEstimator:
         self.R0[3 * legs:6 * legs] = self.c.sensor_velocity
         self.R0[6 * legs:] = self.c.sensor_height
         self.rot = np.eye(3)
-        self.gyro = np.zeros(3)
+        self.gyro = np.zeros(3)              # body rate, the learned bias taken off
+        self.gyro_bias = np.zeros(3)         # rad/s, learned while standing still (z only)
+        self.still_samples = 0               # how many still ticks the bias has learned from
+        self.yaw_drift = 0.0                 # rad: the IMU's yaw drift, the bias integrated
+        self._rows = np.zeros((2, 3))
         self.accel = np.zeros(3)
         self.trust = np.zeros(legs)          # 0 swinging .. 1 standing, per leg
         self.force = np.zeros((legs, 3))     # estimated ground force on each foot, world frame
@@ -117,7 +130,9 @@ class QuadrupedEstimator:
         swinging leg's torques can look like load."""
         legs, c = self.legs, self.c
         rot = quat_to_rotation(quaternion, self.rot)
-        self.gyro[:] = gyro
+        np.subtract(gyro, self.gyro_bias, out=self.gyro)
+        self._unwind_yaw(rot)
+        gyro = self.gyro
         self.accel[:] = accel
         ql = q.reshape(legs, 3)
         feet = self.kin.forward(ql)                       # body frame
@@ -192,3 +207,26 @@ class QuadrupedEstimator:
         x += K @ (y - H @ x)
         P -= K @ HP
         self.P = 0.5 * (P + P.T)
+        if planned is None or planned & self.all_legs == self.all_legs:
+            self._learn_bias(gyro)
+
+    def _unwind_yaw(self, rot: np.ndarray) -> None:
+        """Take the yaw the IMU's orientation has drifted by off `rot`, in place:
+        rot = Rz(-drift) rot."""
+        self.yaw_drift += float(self.gyro_bias[2]) * self.dt
+        c, s = np.cos(self.yaw_drift), np.sin(self.yaw_drift)
+        rows = self._rows
+        rows[:] = rot[0:2]
+        rot[0] = c * rows[0] + s * rows[1]
+        rot[1] = c * rows[1] - s * rows[0]
+
+    def _learn_bias(self, rate: np.ndarray) -> None:
+        """While every foot carries load, the body does not move and the
+        corrected rate is small, the measured rate is the bias: its running
+        mean at first, then an average over the last `bias_time` seconds."""
+        if float(self.trust.min()) < 1.0 or float(self.x[3:6] @ self.x[3:6]) > STILL_SPEED ** 2 \
+                or float(np.abs(rate).max()) > STILL_RATE:
+            return
+        self.still_samples += 1
+        weight = max(1.0 / self.still_samples, self.dt / self.c.bias_time)
+        self.gyro_bias[2] += weight * float(rate[2])   # rate is gyro - bias: the bias's error

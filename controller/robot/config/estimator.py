@@ -18,6 +18,7 @@ class EstimatorConfig:
     sensor_height: float = 0.001
     contact_force: float = 12.0        # N: a foot pressing this hard stands (full trust)
     contact_band: float = 8.0          # N: trust ramps up over this band below it
+    bias_time: float = 2.0             # s: the gyro's bias is averaged over this much standing still
 
 
 def load_estimator(r: Reader) -> EstimatorConfig:
@@ -35,6 +36,7 @@ def load_estimator(r: Reader) -> EstimatorConfig:
         sensor_height=er.number("sensor_height", 0.0001, 10.0, d.sensor_height),
         contact_force=er.number("contact_force", 0.1, 1000.0, d.contact_force),
         contact_band=er.number("contact_band", 0.1, 1000.0, d.contact_band),
+        bias_time=er.number("bias_time", 0.1, 600.0, d.bias_time),
     )
     if config.contact_band > config.contact_force:
         raise er.fail("contact_band", f"{config.contact_band} N is more than contact_force "
