@@ -250,13 +250,14 @@ class GaitGenerator:
         tx, ty, tw = float(target[0]), float(target[1]), float(target[2])
         dt = self.dt
         scale = 1.0
+        length, width = self.timing.length, self.timing.width
         for leg, (px, py), (nx, ny), left in zip(range(self.legs), self.feet.tolist(),
                                                  self.nominal.tolist(), (run_len - elapsed).tolist()):
             if not down[leg]:
                 continue
             tau = left * dt
             wx, wy = (tx - tw * py) * tau / rx, (ty + tw * px) * tau / ry
-            dx, dy = (px - nx) / rx, (py - ny) / ry
+            dx, dy = (px - nx * length) / rx, (py - ny * width) / ry
             a = wx * wx + wy * wy
             b = dx * wx + dy * wy
             c = dx * dx + dy * dy - 1.0
@@ -313,7 +314,9 @@ class GaitGenerator:
         rx, ry = self.params.half_stride
         offset = self.landing_offset.tolist() if self.landing_offset is not None else None
         fbx, fby = float(self.feedback[0]), float(self.feedback[1])
+        length, width = timing.length, timing.width
         for leg, (nx, ny) in enumerate(self.nominal.tolist()):
+            nx, ny = nx * length, ny * width
             fx, fy = float(self.feet[leg, 0]), float(self.feet[leg, 1])
             swinging = bool(self.swinging[leg])
             landed = False

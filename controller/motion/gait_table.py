@@ -5,7 +5,10 @@ every leg, stance (foot on the ground) or swing. The common periodic gaits are
 written as `period`, `stance` and per-leg `offsets` (the segment where each
 leg's stance starts); anything else, such as an uploaded user gait (SPEC §8.2),
 as a list of `sections`. Each file also carries the gait's velocity window,
-its acceleration limits and its step-height rule.
+its acceleration limits, its step-height rule and optionally its stance
+width and length (shares of the nominal feet's lateral and fore-aft offsets:
+a pace with its feet nearer the centre line rolls less, a bound with them
+nearer the centre of mass pitches less).
 
 Times inside the generator are whole ticks, so a schedule is exact: a segment
 of 30 ms is 15 ticks at 500 Hz.
@@ -50,6 +53,8 @@ class GaitDefinition:
     step_min: float = 0.0          # ... clamped to [min, 0.06 x ratio] (SPEC §6.4)
     stand: bool = False            # a stand: zero velocity, no stepping
     auto: tuple[int, ...] = ()     # auto-switch: timing gaits by speed, slow to fast
+    width: float = 1.0             # stance width: share of the nominal feet's lateral offset
+    length: float = 1.0            # stance length: share of the nominal feet's fore-aft offset
     source: str = ""
     # Derived per (segment, leg): where the current stance/swing run started
     # (segments before this one) and how long it is, so a time finds its phase.
@@ -234,7 +239,9 @@ def load_gait(path: Path, legs: int) -> GaitDefinition:
         accel=accel,
         step_ratio=f.number("ratio", 1.0, 0.1, 3.0, step),
         step_min=f.number("min", 0.0, 0.0, 0.1, step),
-        stand=stand, auto=tuple(auto), source=str(path))
+        stand=stand, auto=tuple(auto), source=str(path),
+        width=f.number("stance_width", 1.0, 0.2, 1.5),
+        length=f.number("stance_length", 1.0, 0.2, 1.5))
 
 
 def load_gaits(directory: Path, legs: int) -> dict[int, GaitDefinition]:
