@@ -31,7 +31,7 @@ SECTIONS = {"common": "Common keys", "quadruped": "Quadruped keys", "humanoid": 
             "mof": ".mof motion nets", "fsm": "FSM tables"}
 KIND_SECTIONS = {"quadruped": ("common", "quadruped"), "humanoid": ("common", "humanoid", "mof")}
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|")
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
 
 def documented() -> dict[str, dict[str, list[str]]]:

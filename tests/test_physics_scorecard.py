@@ -15,9 +15,9 @@ import pytest
 
 from controller.robot.config import ConfigError, load_config
 from controller.sim import scorecard
-from controller.sim.scorecard import Row, expand, foot_slip, judge, load_card, run_row
 from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
+from controller.sim.scorecard import Row, expand, foot_slip, judge, load_card, run_row
 from controller.sim.trial import Trial
 
 CARD = load_card()
