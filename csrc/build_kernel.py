@@ -39,12 +39,16 @@ ffibuilder.cdef(
     int32_t mk_joint_command_size(int32_t n);
     int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
                                     int64_t tick, uint8_t *buf, int32_t capacity);
+    void mk_kalman_predict(int32_t n, const double *A, double *P, const double *q, double *tmp);
+    int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const double *H,
+                             const double *r, const double *y, double *work);
+    int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
-    sources=[os.path.join(REL, name) for name in ("kernel.c", "rtclock.c", "wire.c")],
+    sources=[os.path.join(REL, name) for name in ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

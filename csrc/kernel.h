@@ -79,4 +79,18 @@ int32_t mk_joint_command_size(int32_t n);
 int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
                                 int64_t tick, uint8_t *buf, int32_t capacity);
 
+/* A linear Kalman filter's covariance arithmetic (kalman.c), row-major:
+ * predict P = A P A^T + diag(q) (tmp: n x n); update x and P with the
+ * measurement y = H x + noise of variances r (work: 2 m n + m m + m),
+ * returning -1, with nothing changed, if H P H^T + diag(r) is not positive
+ * definite. Zeros of A and H are skipped. */
+void mk_kalman_predict(int32_t n, const double *A, double *P, const double *q, double *tmp);
+int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const double *H,
+                         const double *r, const double *y, double *work);
+
+/* Leg statics (statics.c): per leg, the force f with J^T f = tau, J the
+ * leg's 3 x 3 Jacobian (row-major, legs of them in a row); a singular leg
+ * gets the damped least-squares f. Returns how many legs were singular. */
+int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
+
 #endif

@@ -177,7 +177,7 @@ class Locomotion(Behaviour):
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
-        tau = self.balance.tick(ctx.tick, ctx.body, ctx.q.reshape(self.legs, 3), gen)
+        tau = self.balance.tick(ctx.tick, ctx.body, gen)
         limit = self.cfg.torque_limit
         np.clip(tau, -limit, limit, out=self.kernel.tau_ff)
         gen.feedback[:] = self.balance.placement

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if planner is not None:
             planner.close()
-            log.info("planner", **planner.stats.summary(runtime_s=ctl.tick * cfg.dt))
+            log.info("planner", **planner.stats.summary(cfg.dt))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import numpy as np
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config.estimator import EstimatorConfig
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import KalmanArithmetic, LegStatics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
 SUSPECT = 100.0        # how much less a leg without load is believed
@@ -81,18 +82,25 @@ class QuadrupedEstimator:
         self.y = np.zeros(m)
         self.Q = np.zeros(n)
         self.R = np.zeros(m)
-        self.diag_n = np.diag_indices(n)
-        self.diag_m = np.diag_indices(m)
         # Planned-contact mask -> per-leg 0/1, for every mask of these legs.
         self.all_legs = (1 << legs) - 1
         self.bits = np.array([[float(mask >> i & 1) for i in range(legs)]
                               for mask in range(1 << legs)])
+        self.kf = KalmanArithmetic(self.x, self.P, self.A, self.Q, self.H, self.R, self.y)
+        self.statics = LegStatics(legs)
+        self.feet = np.zeros((legs, 3))      # body frame, from the measured joints (for the MPC too)
+        self.rejected_updates = 0            # innovation covariance not positive definite: skipped
         self.initialised = False
 
     # -- outputs ----------------------------------------------------------------------
     @property
     def position(self) -> np.ndarray:
         return self.x[0:3]
+
+    @property
+    def jacobian(self) -> np.ndarray:
+        """(legs, 3, 3): each leg's Jacobian at the measured joints, body frame."""
+        return self.statics.jacobian
 
     @property
     def velocity(self) -> np.ndarray:
@@ -135,14 +143,14 @@ class QuadrupedEstimator:
         gyro = self.gyro
         self.accel[:] = accel
         ql = q.reshape(legs, 3)
-        feet = self.kin.forward(ql)                       # body frame
-        J = self.kin.jacobian(ql)
+        statics = self.statics
+        J = statics.jacobian
+        feet, J[:] = self.kin.forward_jacobian(ql)        # body frame
+        self.feet = feet
         # tau = J^T f for the force f each leg pushes with; the ground pushes back with -f.
-        try:
-            f_body = np.linalg.solve(J.transpose(0, 2, 1), tau.reshape(legs, 3, 1))[..., 0]
-        except np.linalg.LinAlgError:                     # a stretched leg: least squares
-            f_body = np.einsum("lij,lj->li", np.linalg.pinv(J.transpose(0, 2, 1)), tau.reshape(legs, 3))
-        np.matmul(f_body, -rot.T, out=self.force)
+        statics.tau[:] = tau.reshape(legs, 3)
+        statics.solve()
+        np.matmul(statics.force, -rot.T, out=self.force)
         trust = self.trust
         np.clip((self.force[:, 2] - (c.contact_force - c.contact_band)) / c.contact_band, 0.0, 1.0,
                 out=trust)
@@ -186,9 +194,7 @@ class QuadrupedEstimator:
         Q = self.Q
         Q[0:6] = self.Q0[0:6]
         Q[6:] = self.Q0[6:] * np.repeat(swing, 3)
-        A, P = self.A, self.P
-        P = A @ P @ A.T
-        P[self.diag_n] += Q
+        self.kf.predict()
         # Measure.
         y = self.y
         y[0:3 * legs] = feet_world.reshape(-1)
@@ -199,14 +205,8 @@ class QuadrupedEstimator:
         R[0:3 * legs] = self.R0[0:3 * legs] * d3
         R[3 * legs:6 * legs] = self.R0[3 * legs:6 * legs] * d3
         R[6 * legs:] = self.R0[6 * legs:] * distrust
-        H = self.H
-        HP = H @ P
-        S = HP @ H.T
-        S[self.diag_m] += R
-        K = np.linalg.solve(S, HP).T
-        x += K @ (y - H @ x)
-        P -= K @ HP
-        self.P = 0.5 * (P + P.T)
+        if not self.kf.update():
+            self.rejected_updates += 1
         if planned is None or planned & self.all_legs == self.all_legs:
             self._learn_bias(gyro)
 

@@ -41,6 +41,10 @@ class BodyEstimate(Protocol):
     gyro: np.ndarray         # (3,) body rate, body frame
     accel: np.ndarray        # (3,) the IMU's specific force, body frame
     force: np.ndarray        # (legs, 3) the ground's force on each foot from the joint torques, world
+    feet: np.ndarray         # (legs, 3) each foot's centre, body frame, from the measured joints
+
+    @property
+    def jacobian(self) -> np.ndarray: ...   # (legs, 3, 3) each leg's at the measured joints
 
     @property
     def position(self) -> np.ndarray: ...   # body origin, world frame
@@ -65,6 +69,7 @@ class BalanceController:
         self.request = np.zeros(self.layout.size)
         self.step_ticks = max(1, round(c.step / dt))
         self.tau = np.zeros(3 * legs)
+        self._feet = np.zeros((legs, 3))
         self.forces = np.zeros((legs, 3))     # the ground's force on each foot now, world frame
         self.yaw_des = 0.0
         self.p_des = np.zeros(3)
@@ -78,8 +83,9 @@ class BalanceController:
         self.submitted = False
         self.planner.reset()
 
-    def tick(self, tick: int, body: BodyEstimate, q: np.ndarray, gen: GaitGenerator) -> np.ndarray:
-        """Joint torques (wire order, legs x 3) for this tick."""
+    def tick(self, tick: int, body: BodyEstimate, gen: GaitGenerator) -> np.ndarray:
+        """Joint torques (wire order, legs x 3) for this tick; the legs'
+        kinematics are the estimate's, of the same measured joints."""
         c = self.c
         rot = body.rot
         yaw = math.atan2(rot[1, 0], rot[0, 0])
@@ -97,14 +103,15 @@ class BalanceController:
         slack = c.position_slack
         np.clip(self.p_des[:2], com[:2] - slack, com[:2] + slack, out=self.p_des[:2])
         self.p_des[2] = gen.height + float((rot @ c.com_offset)[2])
-        feet = self.kin.forward(q)
+        feet = self._feet
+        feet[:] = body.feet
         feet[:, 2] -= self.kin.foot_radius
         down = ~gen.airborne()
         if not self.submitted or gen.phase % self.step_ticks == 0:
             self._submit(tick, body, yaw, com, feet, down, gen, v_world)
         self._forces(tick, down)
         # tau = J^T (force the foot pushes with, body frame) = -J^T R^T f.
-        J = self.kin.jacobian(q)
+        J = body.jacobian
         push = -(self.forces @ rot)               # row i: R^T f_i, negated
         self.tau[:] = np.einsum("lji,lj->li", J, push).reshape(-1)
         # Foot placement feedback from the estimated velocity, in the level heading frame.

@@ -25,6 +25,7 @@ class PlanStats:
         self.solved = 0
         self.failed = 0          # the QP found no solution: the weight-sharing plan ran
         self.late = 0            # not back by its tick: the previous plan ran on
+        self.ticks = 0           # ticks that asked for a plan: the time closed loop
         self.solve_ns: list[int] = []
 
     def record(self, status: float, solve_ns: int) -> None:
@@ -34,11 +35,14 @@ class PlanStats:
         if len(self.solve_ns) < 100_000:
             self.solve_ns.append(solve_ns)
 
-    def summary(self, runtime_s: float) -> dict[str, float | int]:
-        """Counts, the solve rate and the solve time's median and p99 (µs)."""
+    def summary(self, dt: float) -> dict[str, float | int]:
+        """Counts, the solve rate while closed loop (ticks of `dt` s that
+        asked for a plan) and the solve time's median and p99 (µs)."""
         times = np.array(self.solve_ns or [0]) / 1000.0
+        closed_s = self.ticks * dt
         return {"solved": self.solved, "failed": self.failed, "late": self.late,
-                "rate_hz": round(self.solved / runtime_s, 1) if runtime_s > 0 else 0.0,
+                "closed_loop_s": round(closed_s, 2),
+                "rate_hz": round(self.solved / closed_s, 1) if closed_s > 0 else 0.0,
                 "solve_p50_us": round(float(np.percentile(times, 50)), 1),
                 "solve_p99_us": round(float(np.percentile(times, 99)), 1)}
 
@@ -82,6 +86,7 @@ class PlanQueue:
         self.stats.record(float(plan[-1]), solve_ns)
 
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
+        self.stats.ticks += 1
         if self._pending_tick >= 0 and tick >= self._pending_tick + self.latency:
             self._current, self._pending = self._pending, self._current
             self._current_tick = self._pending_tick

@@ -29,14 +29,39 @@ class QuadrupedKinematics:
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Foot positions in the body frame for joint angles q (legs, 3)."""
-        q0, q1, q2 = q[:, 0], q[:, 1], q[:, 2]
-        h = self.l2 * np.cos(q1) + self.l3 * np.cos(q1 + q2)
+        return self.forward_jacobian(q, jacobian=False)[0]
+
+    def forward_jacobian(self, q: np.ndarray, jacobian: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Foot positions (legs, 3) in the body frame and, with `jacobian`,
+        d(foot position)/d(q) per leg (legs, 3, 3), from one evaluation of
+        the joints' sines and cosines."""
+        angles = np.empty_like(q)
+        angles[:, 0:2] = q[:, 0:2]
+        angles[:, 2] = q[:, 1] + q[:, 2]
+        sin, cos = np.sin(angles), np.cos(angles)
+        s0, s1, s12 = sin[:, 0], sin[:, 1], sin[:, 2]
+        c0, c1, c12 = cos[:, 0], cos[:, 1], cos[:, 2]
+        h = self.l2 * c1 + self.l3 * c12
         ly = self.side * self.l1
         p = np.empty_like(q)
-        p[:, 0] = self.l2 * np.sin(q1) + self.l3 * np.sin(q1 + q2)
-        p[:, 1] = ly * np.cos(q0) + h * np.sin(q0)
-        p[:, 2] = ly * np.sin(q0) - h * np.cos(q0)
-        return p + self.hip
+        p[:, 0] = self.l2 * s1 + self.l3 * s12
+        p[:, 1] = ly * c0 + h * s0
+        p[:, 2] = ly * s0 - h * c0
+        p += self.hip
+        if not jacobian:
+            return p, None
+        dh2 = -self.l3 * s12
+        dh1 = dh2 - self.l2 * s1
+        J = np.zeros((len(q), 3, 3))
+        J[:, 0, 1] = h
+        J[:, 0, 2] = self.l3 * c12
+        J[:, 1, 0] = -ly * s0 + h * c0
+        J[:, 1, 1] = dh1 * s0
+        J[:, 1, 2] = dh2 * s0
+        J[:, 2, 0] = ly * c0 + h * s0
+        J[:, 2, 1] = -dh1 * c0
+        J[:, 2, 2] = -dh2 * c0
+        return p, J
 
     def inverse(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Joint angles (legs, 3) putting each foot at body-frame p (legs, 3).
@@ -71,23 +96,8 @@ class QuadrupedKinematics:
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """d(foot position)/d(q) per leg, shape (legs, 3, 3)."""
-        q0, q1, q2 = q[:, 0], q[:, 1], q[:, 2]
-        s0, c0 = np.sin(q0), np.cos(q0)
-        s1, c1 = np.sin(q1), np.cos(q1)
-        s12, c12 = np.sin(q1 + q2), np.cos(q1 + q2)
-        h = self.l2 * c1 + self.l3 * c12
-        dh1 = -self.l2 * s1 - self.l3 * s12
-        dh2 = -self.l3 * s12
-        ly = self.side * self.l1
-        J = np.zeros((len(q), 3, 3))
-        J[:, 0, 1] = self.l2 * c1 + self.l3 * c12
-        J[:, 0, 2] = self.l3 * c12
-        J[:, 1, 0] = -ly * s0 + h * c0
-        J[:, 1, 1] = dh1 * s0
-        J[:, 1, 2] = dh2 * s0
-        J[:, 2, 0] = ly * c0 + h * s0
-        J[:, 2, 1] = -dh1 * c0
-        J[:, 2, 2] = -dh2 * c0
+        J = self.forward_jacobian(q)[1]
+        assert J is not None
         return J
 
     def body_height(self, q: np.ndarray) -> float:

@@ -168,3 +168,53 @@ class Kernel:
                                     self._wire_ptr, len(self._wire))
         return self._wire
 
+
+
+class KalmanArithmetic:
+    """The covariance arithmetic of a linear Kalman filter in C
+    (csrc/kalman.c) on the caller's arrays, which it keeps: x (n), P (n, n),
+    A (n, n), q (n), H (m, n), r (m), y (m), all float64 and C-ordered, and
+    written in place by their owner between calls. Nothing is allocated
+    per call."""
+
+    def __init__(self, x: np.ndarray, P: np.ndarray, A: np.ndarray, q: np.ndarray,
+                 H: np.ndarray, r: np.ndarray, y: np.ndarray) -> None:
+        n, m = x.shape[0], y.shape[0]
+        shapes = {"x": (x, (n,)), "P": (P, (n, n)), "A": (A, (n, n)), "q": (q, (n,)),
+                  "H": (H, (m, n)), "r": (r, (m,)), "y": (y, (m,))}
+        for name, (array, shape) in shapes.items():
+            if array.shape != shape or array.dtype != np.float64 or not array.flags.c_contiguous:
+                raise ValueError(f"{name}: want a C-ordered float64 array of shape {shape}")
+        self.n, self.m = n, m
+        self._arrays = (x, P, A, q, H, r, y)      # kept alive: C holds their addresses
+        self._tmp = np.zeros(n * n)
+        self._work = np.zeros(2 * m * n + m * m + m)
+        ptr = [ffi.cast("double *", ffi.from_buffer(a)) for a in (*self._arrays, self._tmp, self._work)]
+        self._x, self._P, self._A, self._q, self._H, self._r, self._y, self._tmp_p, self._work_p = ptr
+
+    def predict(self) -> None:
+        """P = A P A^T + diag(q)."""
+        lib.mk_kalman_predict(self.n, self._A, self._P, self._q, self._tmp_p)
+
+    def update(self) -> bool:
+        """x and P take in y; False (nothing changed) if the innovation
+        covariance is not positive definite."""
+        return lib.mk_kalman_update(self.n, self.m, self._x, self._P, self._H, self._r, self._y,
+                                    self._work_p) == 0
+
+
+class LegStatics:
+    """Per leg, the force it pushes with from its joint torques, tau = J^T f
+    (csrc/statics.c): write `jacobian` (legs, 3, 3) and `tau` (legs, 3),
+    call solve(), read `force` (legs, 3). A leg stretched to a singularity
+    gets the damped least-squares force; solve() says how many did."""
+
+    def __init__(self, legs: int) -> None:
+        self.legs = legs
+        self.jacobian = np.zeros((legs, 3, 3))
+        self.tau = np.zeros((legs, 3))
+        self.force = np.zeros((legs, 3))
+        self._ptr = [ffi.cast("double *", ffi.from_buffer(a)) for a in (self.jacobian, self.tau, self.force)]
+
+    def solve(self) -> int:
+        return int(lib.mk_leg_forces(self.legs, *self._ptr))

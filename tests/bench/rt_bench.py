@@ -107,7 +107,11 @@ def cpu_hogs(enabled: bool) -> Iterator[int]:
     procs = []
     if enabled:
         for cpu in sorted(os.sched_getaffinity(0))[1:]:
-            spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n"
+            # SCHED_OTHER: the client that starts it is SCHED_FIFO, and a
+            # spinning real-time hog would be throttled with every real-time
+            # task on its core (sched_rt_runtime_us) -- not a loaded core.
+            spin = (f"import os\nos.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
+                    f"os.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass\n")
             procs.append(subprocess.Popen([sys.executable, "-c", spin]))
     try:
         yield len(procs)
@@ -344,7 +348,8 @@ def planner_figures(events: str) -> dict | None:
         except ValueError:
             continue
         if entry.get("event") == "planner":
-            return {k: entry[k] for k in ("solved", "failed", "late", "rate_hz", "solve_p50_us", "solve_p99_us")
+            return {k: entry[k] for k in ("solved", "failed", "late", "closed_loop_s", "rate_hz",
+                                               "solve_p50_us", "solve_p99_us")
                     if k in entry}
     return None
 
@@ -535,8 +540,9 @@ def report(result: dict) -> list[str]:
         if d["realtime_degraded"] or c["baseline"]["refused"]:
             notes.append("real-time settings refused (see the daemon log / baseline output)")
         planner = d.get("planner")
-        if planner:
-            lines.append(f"{'':17} MPC worker: {planner.get('rate_hz', 0):.1f} solves/s, solve p50 "
+        if planner and planner.get("solved"):
+            lines.append(f"{'':17} MPC worker: {planner.get('rate_hz', 0):.1f} solves/s over "
+                         f"{planner.get('closed_loop_s', 0):.0f} s closed loop, solve p50 "
                          f"{planner.get('solve_p50_us', 0):.0f} us, p99 {planner.get('solve_p99_us', 0):.0f} us, "
                          f"late {planner.get('late', 0)}, failed {planner.get('failed', 0)}")
         if notes:
