@@ -1,13 +1,15 @@
 """LIFTED (SPEC §5.4, §5.6, §5.8; issue 16): the quadruped picked up while it
 stands in mode 3 goes to mode 9 with switch_status 4, its legs go to the
 stand pose without feed-forward, and it stands in 3 again once it is put
-down; shifting its weight never counts as a lift. (Closed-loop mode 11 is
-not checked: controller/behaviours/lifted.py says why.) In physics, lifted by a "hand": a
-force on the trunk holding it at a height, as a person would."""
+down; shifting its weight never counts as a lift. The same in closed-loop
+mode 11 while it trots; trotting and every other gait never count as a
+lift. In physics, lifted by a "hand": a force on the trunk holding it at a
+height, as a person would."""
 from __future__ import annotations
 
 import mujoco
 import numpy as np
+import pytest
 
 from controller.behaviours.lifted import Lifted
 from controller.protocol.constants import LIFTED
@@ -105,4 +107,40 @@ def test_standing_in_qp_stand_and_shifting_the_body_never_count_as_a_lift() -> N
         trial.send(3, rpy_des=rpy)
         trial.run(1.0)
     assert set(trial.trace.mode[2000:]) == {3}
+    assert LIFTED not in trial.trace.switch_status
+
+
+def trotting(gait: int, vx: float) -> Trial:
+    trial = Trial(CFG)
+    trial.send(12)
+    trial.run(3.0)
+    trial.send(11, gait, vel_des=[vx, 0.0, 0.0], step_height=[0.06, 0.06])
+    trial.run(2.0)
+    return trial
+
+
+def test_picked_up_while_trotting_closed_loop_it_goes_to_lifted_and_trots_again_when_put_down() -> None:
+    trial = trotting(3, 0.5)
+    assert trial.ctl.fsm.state.closed                        # the MPC's feed-forward is on
+    hand = Hand(trial)
+    lifted_at = len(trial.trace.t)
+    run_holding(trial, hand, 0.45, 1.0)
+    modes = np.array(trial.trace.mode[lifted_at:])
+    first = int(np.argmax(modes == Lifted.mode))
+    assert modes[first] == Lifted.mode and trial.trace.switch_status[lifted_at + first] == LIFTED
+    assert first * CFG.dt < 0.5
+    assert (trial.ctl.kernel.tau_ff == 0.0).all()
+    run_holding(trial, hand, 0.22, 1.0)
+    hand.release()
+    trial.run(3.0)                                           # LIFTED's 2 s, then 11 again
+    assert trial.trace.mode[-1] == 11 and trial.trace.switch_status[-1] == 0
+    truth = trial.robot.truth()
+    assert abs(truth.rpy[0]) < 0.2 and abs(truth.rpy[1]) < 0.2 and truth.position[2] > 0.15
+
+
+@pytest.mark.parametrize(("gait", "vx"), [(3, 1.0), (10, 0.96), (8, 1.2), (2, 0.11), (7, 0.18)])
+def test_walking_closed_loop_never_counts_as_a_lift(gait: int, vx: float) -> None:
+    trial = trotting(gait, vx)
+    trial.run(3.0)
+    assert set(trial.trace.mode[-2500:]) == {11}
     assert LIFTED not in trial.trace.switch_status

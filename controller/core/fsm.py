@@ -138,7 +138,7 @@ class Fsm:
         a tracking error) tripped this tick, and the robot enters EDAMP."""
         requested = ctx.block.mode
         if self.lift is not None:
-            self.lift.update(ctx)
+            self.lift.update(ctx, self.state.planned_contact())
         self._pre_check(ctx, fault)
         if self.operating == ESTOP:
             self._estop_tick(ctx)
