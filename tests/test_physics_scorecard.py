@@ -31,7 +31,8 @@ def test_every_check_names_a_metric_the_scorecard_measures() -> None:
     trial = Trial(load_config(), sensors={"enabled": False})
     trial.send(12)
     trial.run(0.1)
-    measured = set(scorecard.measure(trial, 0, {"target": "stand"}, np.zeros(3)))
+    every_event = scorecard.Marks(push=0, goal=0)            # a push's and a goal's metrics too
+    measured = set(scorecard.measure(trial, 0, {"target": "stand"}, np.zeros(3), marks=every_event))
     for row in all_rows():
         assert set(row.spec["checks"]) <= measured, (row.robot, row.name)
         assert all("s" in step for step in row.spec["steps"]), (row.robot, row.name)
@@ -139,11 +140,13 @@ def test_belief_errors_judge_the_odometry_against_the_truth() -> None:
     assert math.isnan(still["odom_position_error_share"])   # no travel: no share
 
 
-def test_goal_rows_send_what_motionctl_goal_sends() -> None:
-    msg = scorecard.goal_message("move 1.0 --angle 1.57")
-    assert (msg.distance, msg.angle) == pytest.approx((1.0, 1.57))
-    with pytest.raises(ConfigError, match="not a `motionctl goal`"):
-        scorecard.goal_message("move --sideways")
+def test_goal_rows_send_a_move_the_controller_accepts_or_are_refused() -> None:
+    msg = scorecard.goal_message({"distance": 1.0, "angle": 1.57}, 10.0)
+    assert (msg.distance, msg.angle, msg.timeout) == pytest.approx((1.0, 1.57, 10.0))
+    with pytest.raises(ConfigError, match="want distance"):
+        scorecard.goal_message({"sideways": 1.0}, 10.0)
+    with pytest.raises(ConfigError, match="would be refused"):
+        scorecard.goal_message({"distance": float("nan")}, 10.0)
 
 
 def test_a_world_changes_the_physics_and_not_the_controller() -> None:

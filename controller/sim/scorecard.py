@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.cli import goal_cmd
+from controller.core import goals
 from controller.core.goals import GoalKind
 from controller.logs import configure
 from controller.robot.config import ConfigError, load_config
@@ -135,7 +134,7 @@ def _run(row: Row) -> None:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
             marks.push = len(trial.trace.t)
         if "goal" in step:
-            _send_goal(trial, step["goal"], marks)
+            _send_goal(trial, step["goal"], step["s"], marks)
         if "mode" in fields:
             trial.send(**fields)
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
@@ -145,21 +144,27 @@ def _run(row: Row) -> None:
     row.verdicts = judge(row.metrics, spec["checks"], command)
 
 
-def goal_message(text: str) -> msgs.motion_goal_t:
-    """The motion_goal_t that `motionctl goal TEXT` sends (e.g. "move 1.0 --angle 1.57")."""
-    parser = argparse.ArgumentParser(prog="motionctl")
-    goal_cmd.add_parser(parser.add_subparsers(dest="command"))
-    try:
-        args = parser.parse_args(["goal", *shlex.split(text)])
-    except SystemExit as exc:       # argparse's way of refusing a command line
-        raise ConfigError(f"{CARD}: goal {text!r} is not a `motionctl goal` command line") from exc
-    msg = goal_cmd.goal_from_args(args)
+def goal_message(spec: dict[str, Any], seconds: float) -> msgs.motion_goal_t:
+    """The MOVE_DISTANCE goal a row's `goal: {distance: D, angle: A}` asks
+    for (as `motionctl goal move D --angle A` sends it), timing out after
+    the row's `seconds`; ConfigError if the controller would refuse it."""
+    unknown = sorted(set(spec) - {"distance", "angle"})
+    if unknown or "distance" not in spec:
+        raise ConfigError(f"{CARD}: goal {spec!r}: want distance and optionally angle, not {unknown}")
+    msg = msgs.motion_goal_t()
+    msg.kind = GoalKind.MOVE_DISTANCE
+    msg.distance = float(spec["distance"])
+    msg.angle = float(spec.get("angle", 0.0))
+    msg.timeout = float(seconds)
     msg.goal_id = GOAL_ID
+    problem = goals.validate(msg)
+    if problem is not None:
+        raise ConfigError(f"{CARD}: goal {spec!r} would be refused: {problem}")
     return msg
 
 
-def _send_goal(trial: Trial, text: str, marks: Marks) -> None:
-    msg = goal_message(text)
+def _send_goal(trial: Trial, spec: dict[str, Any], seconds: float, marks: Marks) -> None:
+    msg = goal_message(spec, seconds)
     trial.send_goal(msg)
     if msg.kind == GoalKind.MOVE_DISTANCE:
         marks.goal = max(0, len(trial.trace.t) - 1)

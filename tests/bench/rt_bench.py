@@ -10,8 +10,10 @@ robot_control_cmd) this runs, one after the other:
 * motiond for SECONDS, trotting, with the sim as a separate robot bridge
   (sim_bridge.py: joint_state over LCM, as on a robot, so the sim's physics
   is not in the daemon's loop or CPU figure), while a client (this process)
-  publishes robot_control_cmd at 100 Hz (5 kHz under the flood) and every
-  100 ms a new command (a new life_count, another velocity). The daemon's
+  publishes robot_control_cmd at 100 Hz (5 kHz under the flood) and about
+  every 100 ms a new command (a new life_count, another velocity), each at
+  a random phase of the daemon's 2 ms tick (exact 100 ms steps would keep
+  one phase, and the latency would measure that phase, not the daemon). The daemon's
   tick_trace gives every tick's lateness and loop body and the tick that
   accepted each command; the client stamps (CLOCK_MONOTONIC, the daemon's
   clock) when it sent each command and when that tick's joint_cmd arrived;
@@ -58,7 +60,8 @@ WINDOWS = 6
 TIMEOUTS = 5
 HZ = 500
 MISSED_NS = 2_000_000            # a tick woken more than one period late is missed
-BUMP_NS = 100_000_000            # a new command every 100 ms
+BUMP_NS = 100_000_000            # a new command every 100 ms ...
+PHASE_SEED = 16                  # ... plus a random share of a tick (seeded: runs compare)
 TROT = {"mode": 11, "gait_id": 3}
 VELOCITIES = ([0.3, 0.0, 0.2], [0.2, 0.0, -0.2])
 
@@ -224,20 +227,23 @@ def drive(client: Client, pid: int, seconds: float,
     next_edge, next_bump, i = start, start, 0
     data = client.command(**TROT, vel_des=VELOCITIES[0])
     sent0 = client.sent
+    phase = np.random.default_rng(PHASE_SEED)
+    tick_ns = int(1e9 / HZ)
     wake = start
     while wake < start + int(seconds * 1e9):
         if wake >= next_edge:
             edges.append((wake, cpu_seconds(pid)))
             next_edge += window_ns
         if wake >= next_bump:
+            lib.mk_sleep_until(next_bump)           # the bump's own phase
             i += 1
             data = client.command(**TROT, vel_des=VELOCITIES[i % 2])
             bumps.append(client.send(data))
-            next_bump += BUMP_NS
+            next_bump = start + i * BUMP_NS + int(phase.integers(0, tick_ns))
         else:
             client.send(data)
         wake += period
-        lib.mk_sleep_until(wake)
+        lib.mk_sleep_until(min(wake, next_bump))
         wake = max(wake, lib.mk_now_ns() - period)   # never burst to catch up
     end = lib.mk_now_ns()
     edges.append((end, cpu_seconds(pid)))
