@@ -6,6 +6,8 @@ behaviour can forget one.
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 
 import numpy as np
@@ -249,17 +251,22 @@ class Fsm:
         self._switch(ctx, Lifted.mode)
 
     def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
-        """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z."""
+        """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z.
+        The feet are the estimate's when there is one (the same measured
+        joints' kinematics, computed once a tick)."""
         kin = self.state.robot.kin
         legs = len(kin.hip)
-        feet = kin.forward(ctx.q.reshape(legs, 3)) - kin.hip
+        feet = ctx.body.feet if ctx.body is not None else kin.forward(ctx.q.reshape(legs, 3))
+        x = feet[:, 0] - kin.hip[:, 0]
+        z = feet[:, 2] - kin.hip[:, 2]
         reach = kin.reach
+        x_bad = np.abs(x) > reach * math.sin(math.radians(x_angle_deg))
+        z_bad = (z > -reach * z_share) | (x * x + z * z > (reach + 1e-3) ** 2)
         bits = 0
-        for i, (x, _y, z) in enumerate(feet):
-            if abs(x) > reach * np.sin(np.radians(x_angle_deg)):
-                bits |= 1 << (3 * i)
-            if z > -reach * z_share or np.hypot(x, z) > reach + 1e-3:
-                bits |= 1 << (3 * i + 2)
+        for i in np.flatnonzero(x_bad).tolist():
+            bits |= 1 << (3 * i)
+        for i in np.flatnonzero(z_bad).tolist():
+            bits |= 1 << (3 * i + 2)
         return bits
 
     # -- what the response reports ----------------------------------------------
