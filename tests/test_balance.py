@@ -16,7 +16,7 @@ from harness import Rig
 from controller.behaviours.locomotion import Locomotion
 from controller.core.controller import Controller
 from controller.motion.mpc import GRAVITY, ConvexMpc
-from controller.motion.planner import InlinePlanner, Planner
+from controller.motion.planner import InlinePlanner, Planner, ReplayPlanner
 from controller.robot.config import load_config
 from controller.robot.config.balance import BalanceConfig
 from controller.service.planner_process import ProcessPlanner
@@ -96,6 +96,23 @@ def test_an_inline_plan_is_used_exactly_latency_ticks_after_its_state() -> None:
     assert (planner.plan(26) or (None, -1))[1] == 10   # the old plan until tick 27
     assert (planner.plan(27) or (None, -1))[1] == 25
     assert planner.stats.solved == 2 and planner.stats.late == 0
+
+
+def test_a_replay_uses_the_plans_the_recording_names_even_a_late_one() -> None:
+    mpc = ConvexMpc(BAL, 4)
+    replay = ReplayPlanner(mpc)
+    replay.submit(100, request(mpc, vx=0.0))
+    replay.submit(115, request(mpc, vx=0.5))
+    inline = InlinePlanner(ConvexMpc(BAL, 4), 0)
+    inline.submit(100, request(mpc, vx=0.0))
+    first = inline.plan(100)
+    assert first is not None
+    replay.use = 100                      # the daemon's worker was late with 115's plan
+    got = replay.plan(117)
+    assert got is not None and got[1] == 100 and np.array_equal(got[0], first[0])
+    assert (replay.stats.asked, replay.stats.used) == (117, 100)
+    replay.use = -1                       # no plan ready: the tick shares the weight
+    assert replay.plan(118) is None
 
 
 def test_the_worker_process_gives_the_inline_plan_and_counts_a_late_one() -> None:

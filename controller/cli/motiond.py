@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     from controller.sim.robot import make_sim
 
     # Closed-loop mode 11 solves its MPC in a worker process (started before
-    # the real-time setup, so it neither inherits the tick's priority nor its core).
+    # the real-time setup, so it does not inherit the tick's core; it gets a
+    # priority one below the tick's after it).
     planner = ProcessPlanner(cfg.balance, len(cfg.legs)) if cfg.balance is not None else None
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns(), planner=planner)
     sim, sim_kind = make_sim(cfg, ctl.kin, args.sim) if args.sim else (None, None)
@@ -75,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
                     hint="README: Real-time priority")
     else:
         log.info("realtime", applied=applied)
+    if planner is not None and cfg.realtime.priority > 1:
+        refused_why = planner.set_priority(cfg.realtime.priority - 1)
+        if refused_why is not None:
+            log.warning("planner_priority_refused", priority=cfg.realtime.priority - 1, reason=refused_why,
+                        effect="the MPC worker runs at the normal priority; plans may come late")
     try:
         return runtime.run()
     finally:

@@ -853,6 +853,14 @@ class Controller:
         self.tick += 1
         return out
 
+    @property
+    def plan_tick(self) -> int:
+        """After a step: the tick whose state the MPC plan that step used was
+        sampled on; -1 when it asked for none or none was ready (tick_trace_t,
+        so that a replay uses the same plans)."""
+        stats = self.planner.stats if self.planner is not None else None
+        return stats.used if stats is not None and stats.asked == self.tick - 1 else -1
+
     def _log_changes(self, now_ns: int, previous_state: int, active: Block,
                      reported: tuple[int, int, int, int]) -> None:
         if self.fsm.mode != previous_state:

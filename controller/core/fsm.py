@@ -7,7 +7,6 @@ behaviour can forget one.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 
 import numpy as np

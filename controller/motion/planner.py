@@ -26,6 +26,8 @@ class PlanStats:
         self.failed = 0          # the QP found no solution: the weight-sharing plan ran
         self.late = 0            # not back by its tick: the previous plan ran on
         self.ticks = 0           # ticks that asked for a plan: the time closed loop
+        self.asked = -1          # the last tick that asked for a plan ...
+        self.used = -1           # ... and the sampled tick of the plan it got (-1: none)
         self.solve_ns: list[int] = []
 
     def record(self, status: float, solve_ns: int) -> None:
@@ -86,17 +88,55 @@ class PlanQueue:
         self.stats.record(float(plan[-1]), solve_ns)
 
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
-        self.stats.ticks += 1
+        stats = self.stats
+        stats.ticks += 1
+        stats.asked = tick
         if self._pending_tick >= 0 and tick >= self._pending_tick + self.latency:
             self._current, self._pending = self._pending, self._current
             self._current_tick = self._pending_tick
             self._pending_tick = -1
+        stats.used = self._current_tick
         if self._current_tick < 0:
             return None
         return self._current, self._current_tick
 
     def reset(self) -> None:
         self._pending_tick = self._current_tick = -1
+
+
+class ReplayPlanner:
+    """For `motionctl replay`: solves inline as InlinePlanner does, but each
+    tick uses the plan the recording says the daemon used (tick_trace_t's
+    plan_tick, set in `use` before the tick), so a plan the daemon's worker
+    delivered late replays as it ran."""
+
+    KEEP = 64                    # plans kept by their sampled tick (a late one is a few old)
+
+    def __init__(self, mpc: ConvexMpc) -> None:
+        self.mpc = mpc
+        self.stats = PlanStats()
+        self.use = -1
+        self._plans: dict[int, np.ndarray] = {}
+
+    def submit(self, tick: int, request: np.ndarray) -> None:
+        start = time.perf_counter_ns()
+        plan = self.mpc.solve(request)
+        self.stats.record(float(plan[-1]), time.perf_counter_ns() - start)
+        self._plans[tick] = plan.copy()         # solve() reuses its output array
+        if len(self._plans) > self.KEEP:
+            del self._plans[min(self._plans)]
+
+    def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
+        self.stats.ticks += 1
+        self.stats.asked, self.stats.used = tick, self.use
+        plan = self._plans.get(self.use)
+        return None if plan is None else (plan, self.use)
+
+    def reset(self) -> None:
+        self._plans.clear()
+
+    def close(self) -> None:
+        pass
 
 
 class InlinePlanner:

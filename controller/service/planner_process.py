@@ -5,7 +5,9 @@ and sends the plan back; the tick picks up whatever has arrived without
 waiting (controller/motion/planner.py: a plan is used latency_ticks after its
 state was sampled, never earlier, so the daemon behaves as the inline
 planner of the tests does whenever the worker keeps up). A plan not back by
-its tick is counted late and the previous plan runs on; a worker that dies
+its tick is waited for up to DUE_WAIT_S (a tick behaves then exactly as
+inline, so a recorded run replays identically), then counted late and the
+previous plan runs on; a worker that dies
 is logged once and mode 11 falls back to sharing the weight among the stance
 feet (controller/motion/balance.py) until the daemon restarts.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import signal
 import time
 from multiprocessing.connection import Connection
@@ -23,6 +26,8 @@ from controller.logs import get_logger
 from controller.motion.mpc import ConvexMpc
 from controller.motion.planner import PlanQueue
 from controller.robot.config.balance import BalanceConfig
+
+DUE_WAIT_S = 0.0005     # a plan due on this tick and not back is waited for this long
 
 
 def _serve(config: BalanceConfig, legs: int, conn: Connection) -> None:
@@ -87,9 +92,25 @@ class ProcessPlanner:
         except (EOFError, OSError) as exc:
             self._lost(str(exc))
 
+    def set_priority(self, priority: int) -> str | None:
+        """Run the worker at SCHED_FIFO `priority` (one below the tick's, so a
+        solve is not queued behind ordinary processes); why not, or None."""
+        pid = self._worker.pid
+        if pid is None or priority < 1:
+            return "no worker" if pid is None else "priority below 1"
+        try:
+            os.sched_setscheduler(pid, os.SCHED_FIFO, os.sched_param(priority))
+        except (OSError, AttributeError) as exc:
+            return str(exc)
+        return None
+
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
         if self.alive:
             self._receive()
+            if self._waiting and tick >= self._waiting[0] + self.latency:
+                with contextlib.suppress(EOFError, OSError):
+                    if self._conn.poll(DUE_WAIT_S):
+                        self._receive()
         while self._waiting and tick >= self._waiting[0] + self.latency:
             self._waiting.pop(0)                # due and not back: it will not be used
             self.stats.late += 1

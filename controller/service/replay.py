@@ -9,6 +9,10 @@ shutting down, and how many steps have failed. The recording keeps each port's
 packets in arrival order (controller/service/recording.py), so tick k took in the
 packets between tick k-1's counts and its own, and the CRC proves it.
 
+The MPC's plans come from a worker process in the daemon, in time or late;
+the trace names the plan each tick used (plan_tick) and the replay solves
+the same requests inline and uses the same plans.
+
 Compared: every message the daemon publishes, field by field, in order per
 channel. controller_status is compared without its loop timing (lateness,
 loop time, overruns): those measure the host, not the core. A recording must
@@ -84,8 +88,8 @@ class Recording:
 
 # A trace is kept as a tuple: a long recording holds hundreds of thousands.
 _TRACE_FIELDS = ("tick", "tick_ns", "utime", "taken_command", "taken_joint", "crc_command",
-                 "crc_joint", "failed_ticks", "flags")
-TICK, TICK_NS, UTIME, TAKEN_COMMAND, TAKEN_JOINT, CRC_COMMAND, CRC_JOINT, FAILED, FLAGS = \
+                 "crc_joint", "failed_ticks", "flags", "plan_tick")
+TICK, TICK_NS, UTIME, TAKEN_COMMAND, TAKEN_JOINT, CRC_COMMAND, CRC_JOINT, FAILED, FLAGS, PLAN_TICK = \
     range(len(_TRACE_FIELDS))
 
 
@@ -142,6 +146,8 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
     from controller.core.controller import (
         Controller,  # the compiled kernel: only when replaying
     )
+    from controller.motion.mpc import ConvexMpc
+    from controller.motion.planner import ReplayPlanner
 
     traces = rec.traces
     if not traces or traces[0][TICK] != 0 or traces[0][FAILED] != 0:
@@ -149,7 +155,10 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             f"the recording starts at tick {traces[0][TICK] if traces else '?'}: replay needs the "
             "daemon's whole run, so start `motionctl record` before motiond")
     first = traces[0]
-    ctl = Controller(cfg, epoch_offset_ns=first[UTIME] * 1000 - first[TICK_NS] // 1000 * 1000)
+    # The MPC's plans as the daemon used them (its worker may have been late).
+    planner = ReplayPlanner(ConvexMpc(cfg.balance, len(cfg.legs))) if cfg.balance is not None else None
+    ctl = Controller(cfg, epoch_offset_ns=first[UTIME] * 1000 - first[TICK_NS] // 1000 * 1000,
+                     planner=planner)
     key_of = {name: key for key, name in cfg.lcm.channels.items()}
     taken = {"command": 0, "joint": 0}
     crc = {"command": 0, "joint": 0}
@@ -187,6 +196,8 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             ctl.shutdown()
         daemon_failed = t[FAILED] > failed
         failed = t[FAILED]
+        if planner is not None:
+            planner.use = t[PLAN_TICK]
         try:
             out = ctl.step(t[TICK_NS], inbox)
         except Exception as exc:  # noqa: BLE001 - reported, as the daemon logged it

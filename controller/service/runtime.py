@@ -124,7 +124,7 @@ class Runtime:
             tick, now_ns, utime, bus.taken["command"], bus.taken["joint"],
             _i32(bus.crc["command"]), _i32(bus.crc["joint"]), _i32(self.internal_errors), flags,
             min(self.late_ns, I32_MAX), min(self.prev_loop_ns, I32_MAX),
-            _i32(self.ctl.counters.commands_accepted & 0xFFFFFFFF))
+            _i32(self.ctl.counters.commands_accepted & 0xFFFFFFFF), self.ctl.plan_tick)
         bus.publish("joint", self.trace_channel, data)
 
     def run(self) -> int:
