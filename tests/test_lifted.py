@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from controller.behaviours.lifted import Lifted
+from controller.behaviours.locomotion import Locomotion
 from controller.protocol.constants import LIFTED
 from controller.robot.config import load_config
 from controller.sim.trial import Trial
@@ -121,7 +122,8 @@ def trotting(gait: int, vx: float) -> Trial:
 
 def test_picked_up_while_trotting_closed_loop_it_goes_to_lifted_and_trots_again_when_put_down() -> None:
     trial = trotting(3, 0.5)
-    assert trial.ctl.fsm.state.closed                        # the MPC's feed-forward is on
+    loco = trial.ctl.fsm.state
+    assert isinstance(loco, Locomotion) and loco.closed      # the MPC's feed-forward is on
     hand = Hand(trial)
     lifted_at = len(trial.trace.t)
     run_holding(trial, hand, 0.45, 1.0)

@@ -171,3 +171,5 @@ def test_a_world_changes_the_physics_and_not_the_controller() -> None:
         World.from_spec({"gravity": 3}, "test")
     with pytest.raises(ConfigError, match="positive"):
         World.from_spec({"friction": 0}, "test")
+    with pytest.raises(ConfigError, match="world:"):
+        World.from_spec({"slope": "steep"}, "test")

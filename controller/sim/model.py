@@ -280,7 +280,15 @@ class World:
         unknown = sorted(set(spec) - set(WORLD_KEYS))
         if unknown:
             raise ConfigError(f"{where}: world: unknown keys {unknown} (known: {list(WORLD_KEYS)})")
-        world = cls(**{k: (None if v is None else float(v)) for k, v in spec.items()})
+        d = cls()
+        try:
+            friction = spec.get("friction", d.friction)
+            world = cls(friction=None if friction is None else float(friction),
+                        trunk_mass_scale=float(spec.get("trunk_mass_scale", d.trunk_mass_scale)),
+                        slope=float(spec.get("slope", d.slope)), step=float(spec.get("step", d.step)),
+                        at=float(spec.get("at", d.at)))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: world: {exc}") from exc
         if world.trunk_mass_scale <= 0 or (world.friction is not None and world.friction <= 0):
             raise ConfigError(f"{where}: world: friction and trunk_mass_scale must be positive")
         if abs(world.slope) >= 45 or world.step < 0:
