@@ -86,7 +86,13 @@ def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path)
                                  "dog1", "record", "-o", str(base), "--split-mb", "0.2",
                                  "--priority", "40"],   # the daemons run at FIFO 49
                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(0.5)                                    # the loggers listen before the daemon starts
+    # The loggers listen before the daemon starts: each lcm-logger opens its
+    # file once it has joined the group (a fresh clone's first imports are slow).
+    deadline = time.monotonic() + 20
+    while len(list(tmp_path.glob("dog1.*.lcmlog*"))) < len(CFG.lcm.ports):
+        assert recorder.poll() is None and time.monotonic() < deadline, "the recorder should start"
+        time.sleep(0.05)
+    time.sleep(0.3)
     watch = StatusWatch(["dog1", "dog2"])
     dogs = {ns: start_daemon(ns, tmp_path / f"{ns}.log") for ns in ("dog1", "dog2")}
     try:

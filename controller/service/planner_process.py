@@ -28,12 +28,18 @@ from controller.motion.planner import PlanQueue
 from controller.robot.config.balance import BalanceConfig
 
 DUE_WAIT_S = 0.0005     # a plan due on this tick and not back is waited for this long
+READY_WAIT_S = 30.0     # how long start-up waits for the worker's imports
+READY = b"ready"
 
 
 def _serve(config: BalanceConfig, legs: int, conn: Connection) -> None:
     """The worker: solve each request as it comes until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the daemon decides when to stop
     mpc = ConvexMpc(config, legs)
+    try:
+        conn.send_bytes(READY)                        # imports done: nothing heavy from here on
+    except (BrokenPipeError, OSError):
+        return
     while True:
         try:
             message = conn.recv_bytes()
@@ -68,6 +74,14 @@ class ProcessPlanner:
         child.close()
         self._waiting: list[int] = []           # ticks of requests not back yet
         self.alive = True
+        # Its imports run now, at the normal priority, not after set_priority
+        # has raised it above other real-time work (a recorder's loggers).
+        try:
+            ready = self._conn.poll(READY_WAIT_S) and self._conn.recv_bytes() == READY
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self._lost(f"the worker did not start within {READY_WAIT_S:g} s")
 
     def submit(self, tick: int, request: np.ndarray) -> None:
         if not self.alive:

@@ -399,7 +399,8 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
                     bumps: list[int]) -> dict:
     """Match each new command, in order, to the tick whose commands_accepted
     first counts it; the latency is that tick's joint_cmd arrival minus the
-    command's send time."""
+    command's send time. Also the tick's own share: from that tick's wake-up
+    to its joint_cmd's arrival (the rest is the wait for the tick)."""
     if not bumps:
         return {"n": 0}
     before = [t for t in traces if t[1] < bumps[0]]
@@ -408,6 +409,7 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
     for tick, tick_ns, _, _, accepted in traces:
         first_tick_of.setdefault(accepted, (tick, tick_ns))
     samples: list[int] = []
+    in_tick: list[int] = []
     unmatched = 0
     windows: list[list[int]] = [[] for _ in range(WINDOWS)]
     span = (bumps[-1] - bumps[0]) or 1
@@ -418,12 +420,15 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
             continue
         ns = arrival[hit[0]] - sent
         samples.append(ns)
+        in_tick.append(arrival[hit[0]] - hit[1])
         windows[min(WINDOWS - 1, int((sent - bumps[0]) / span * WINDOWS))].append(ns)
     q = [quantiles_us(w) for w in windows if len(w) > 1]
     return {"n": len(samples), "unmatched": unmatched,
             "p50_ms": spread([w["p50"] / 1e3 for w in q]) if q else None,
             "p99_ms": spread([w["p99"] / 1e3 for w in q]) if q else None,
             "all_p99_ms": quantiles_us(samples)["p99"] / 1e3 if samples else None,
+            "in_tick_p50_ms": quantiles_us(in_tick)["p50"] / 1e3 if in_tick else None,
+            "in_tick_p99_ms": quantiles_us(in_tick)["p99"] / 1e3 if in_tick else None,
             "max_ms": max(samples) / 1e6 if samples else None}
 
 
@@ -535,6 +540,9 @@ def report(result: dict) -> list[str]:
                      f"{fmt(d['loop_us']['p99']):>21} {p50:>19} {p99:>7} {tos:>30} "
                      f"{fmt(d['cpu_percent']):>17}")
         notes = []
+        if lat.get("in_tick_p99_ms") is not None:
+            notes.append(f"cmd->out from the accepting tick's wake-up p50 {lat['in_tick_p50_ms']:.2f} "
+                         f"p99 {lat['in_tick_p99_ms']:.2f} ms")
         if d["ticks"] < d["ticks_expected"]:
             notes.append(f"{d['ticks_expected'] - d['ticks']} tick traces not received")
         if lat.get("unmatched"):
