@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.robot.kinematics import leg_mask_table
 from controller.robot.native import QUINTIC
 
 GRAVITY = 9.81
@@ -49,7 +50,7 @@ class LiftDetector:
         self.ticks_needed = max(1, round(c.lift_ms / 1000.0 * robot.cfg.tick_hz))
         legs = len(robot.cfg.legs)
         self.all_legs = (1 << legs) - 1
-        self.bits = np.array([[float(mask >> i & 1) for i in range(legs)] for mask in range(1 << legs)])
+        self.bits = leg_mask_table(legs)
         self.window = np.zeros(self.ticks_needed, dtype=bool)   # unloaded, per counted tick
         self.slot = 0
         self.counted = 0

@@ -32,7 +32,7 @@ import numpy as np
 
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config.estimator import EstimatorConfig
-from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.kinematics import QuadrupedKinematics, leg_mask_table
 from controller.robot.native import KalmanArithmetic, LegStatics
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -84,8 +84,7 @@ class QuadrupedEstimator:
         self.R = np.zeros(m)
         # Planned-contact mask -> per-leg 0/1, for every mask of these legs.
         self.all_legs = (1 << legs) - 1
-        self.bits = np.array([[float(mask >> i & 1) for i in range(legs)]
-                              for mask in range(1 << legs)])
+        self.bits = leg_mask_table(legs)
         self.kf = KalmanArithmetic(self.x, self.P, self.A, self.Q, self.H, self.R, self.y)
         self.statics = LegStatics(legs)
         self.feet = np.zeros((legs, 3))      # body frame, from the measured joints (for the MPC too)

@@ -17,6 +17,12 @@ import numpy as np
 from controller.robot.config import Geometry
 
 
+def leg_mask_table(legs: int) -> np.ndarray:
+    """Every leg mask of `legs` legs (SPEC §1: bit i = leg i) as its row of
+    0/1 per leg: table[mask] @ per_leg sums over the legs in the mask."""
+    return np.array([[float(mask >> i & 1) for i in range(legs)] for mask in range(1 << legs)])
+
+
 class QuadrupedKinematics:
     def __init__(self, geometry: Geometry) -> None:
         self.hip = geometry.hip_offsets
