@@ -111,7 +111,7 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" pytest hypothesis matplotlib ruff mypy types-PyYAML
+	    pillow "quadprog>=0.1.12" "cma>=3.3" pytest hypothesis matplotlib ruff mypy types-PyYAML
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.

@@ -1,10 +1,12 @@
 """The CyberDog 2 keyframe scripts (config/scripts/cyberdog2): the scripted
-modes 64 (two-leg stand), 16 (jumps) and 22 (force jump) of SPEC §6.6-§6.8.
+mode 64 (two-leg stand) of SPEC §6.6 (the jumps of mode 16 are optimised
+trajectories, tests/test_trajectory.py; the force jump 22 is force control,
+tests/test_scripted_modes.py).
 
 Every file loads and validates from the stand pose, the modes end exactly at
-the stand pose, the totals fit the SPEC §9 minimum durations, the right yaw
-jump is the mirror image of the left one, and every script plays on the C
-kernel without a clamp, hitting each frame's targets at its end tick."""
+the stand pose, the totals fit the SPEC §9 minimum durations, and every script
+plays on the C kernel without a clamp, hitting each frame's targets at its
+end tick."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,7 +21,6 @@ from controller.motion.scripts import (
     ScriptPlayer,
     chain,
     load_script,
-    mirror,
     validate,
 )
 from controller.robot.config import load_config
@@ -33,19 +34,10 @@ NAMES = CFG.joint_names
 INDEX = {n: i for i, n in enumerate(NAMES)}
 
 TWO_LEG = ("TwoLegKneel", "TwoLegRear", "TwoLegGreet", "TwoLegLand")
-# Jump script -> (SPEC §9 minimum command duration, nominal script total), ms.
-JUMPS = {
-    "JumpYawLeft": (790, 650),    # gait 0
-    "JumpLong": (790, 650),       # gait 1
-    "JumpYawRight": (920, 780),   # gait 3
-    "JumpHigh": (760, 620),       # gait 6
-}
-LANDING_DELAY_MS = 100
-FORCE_JUMP = "ForceJump"
-EXPECTED = {*TWO_LEG, *JUMPS, FORCE_JUMP}
+EXPECTED = set(TWO_LEG)
 # Scripts after which the robot must be standing (the next mode starts there);
 # the first three two-leg stages hand over to the next stage instead.
-ENDS_AT_STAND = ("TwoLegLand", *JUMPS, FORCE_JUMP)
+ENDS_AT_STAND = ("TwoLegLand",)
 
 LEGS = ("FR", "FL", "RR", "RL")
 PAIRS = [(f"{right}_{j}", f"{left}_{j}") for right, left in (("FR", "FL"), ("RR", "RL"))
@@ -142,72 +134,6 @@ def test_the_rear_up_lifts_the_front_legs_forward():
         assert last[f"{leg}_knee"] < 1.0
     for leg in ("RR", "RL"):
         assert last[f"{leg}_knee"] > STAND[INDEX[f"{leg}_knee"]] + 0.3   # crouched
-
-
-@pytest.mark.parametrize("name", JUMPS)
-def test_each_jump_fits_under_its_spec_minimum_with_the_landing_delay(name):
-    minimum, nominal = JUMPS[name]
-    total = load(name).duration_ms
-    assert abs(total - nominal) <= 30
-    assert total + LANDING_DELAY_MS < minimum
-
-
-@pytest.mark.parametrize("name", JUMPS)
-def test_each_jump_pushes_in_its_fastest_frame(name):
-    script = load(name)
-    peaks = peak_speeds(script, STAND)
-    assert len(script.frames) == 5         # crouch, push, tuck, land, stand
-    assert int(np.argmax(peaks)) == 1
-    # Crouch bends the knees beyond the stand, the push extends them beyond it.
-    knees = [INDEX[f"{leg}_knee"] for leg in LEGS]
-    crouch, push = (np.array([f.targets[NAMES[i]].position for i in knees])
-                    for f in script.frames[:2])
-    assert np.all(crouch > STAND[knees] + 0.5)
-    assert np.all(push < STAND[knees] - 0.5)
-
-
-def test_the_force_jump_dips_and_returns_linearly():
-    script = load(FORCE_JUMP)
-    assert len(script.frames) == 2
-    dip, back = script.frames
-    assert dip.duration_ticks * CFG.dt == pytest.approx(0.100)
-    assert 0.1 <= back.duration_ticks * CFG.dt <= 0.2          # SPEC §6.8
-    assert script.frame_profile(1) == "linear"
-    kin = make_robot(CFG, Kernel(CFG.q_min, CFG.q_max, CFG.v_max))
-    q_dip = np.array([dip.targets[n].position for n in NAMES])
-    assert kin.body_height(STAND) - kin.body_height(q_dip) == pytest.approx(0.02, abs=2e-3)
-
-
-# -- the yaw jumps ------------------------------------------------------------------------
-
-def test_the_right_yaw_jump_is_the_mirror_of_the_left():
-    left, right = load("JumpYawLeft"), load("JumpYawRight")
-    mirrored = mirror(left, pairs=PAIRS, negate=NEGATE)
-    assert len(mirrored.frames) == len(right.frames)
-    for k, (m, r) in enumerate(zip(mirrored.frames, right.frames)):
-        assert set(m.targets) == set(r.targets), f"frame {k + 1}"
-        for n in m.targets:
-            assert m.targets[n].position == pytest.approx(r.targets[n].position, abs=1e-12), \
-                f"frame {k + 1} {n}"
-            assert m.targets[n].gain == r.targets[n].gain
-        assert mirrored.frame_profile(k) == right.frame_profile(k)
-    # Only the timing differs: the right jump is longer.
-    assert right.total_ticks > left.total_ticks
-
-
-def test_the_yaw_jumps_turn_with_opposite_abad_front_and_rear():
-    left, right = load("JumpYawLeft"), load("JumpYawRight")
-    # The left jump is no mirror of itself, so the mirror test above has teeth.
-    self_mirror = mirror(left, pairs=PAIRS, negate=NEGATE)
-    assert any(abs(self_mirror.frames[k].targets[n].position - f.targets[n].position) > 0.05
-               for k, f in enumerate(left.frames) for n in f.targets)
-    for script, front_sign in ((left, -1), (right, 1)):
-        for k in (2, 3):                     # tuck and land
-            t = script.frames[k].targets
-            for leg in ("FR", "FL"):
-                assert np.sign(t[f"{leg}_abad"].position) == front_sign
-            for leg in ("RR", "RL"):
-                assert np.sign(t[f"{leg}_abad"].position) == -front_sign
 
 
 # -- playing on the C kernel ------------------------------------------------------------------

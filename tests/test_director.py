@@ -308,7 +308,7 @@ def test_the_quadruped_has_no_script_mode_for_leg_scripts():
     rig = Rig()
     rig.stand()
     msg = msgs.script_request_t()
-    msg.request_id, msg.names, msg.num_names, msg.priority = 5, ["JumpLong"], 1, 50
+    msg.request_id, msg.names, msg.num_names, msg.priority = 5, ["TwoLegKneel"], 1, 50
     rig.raw(rig.ch["script_request"], msg.encode())
     events: list[msgs.motion_event_t] = []
     for _ in range(3):

@@ -173,3 +173,19 @@ def test_a_world_changes_the_physics_and_not_the_controller() -> None:
         World.from_spec({"friction": 0}, "test")
     with pytest.raises(ConfigError, match="world:"):
         World.from_spec({"slope": "steep"}, "test")
+
+
+def test_a_margins_row_runs_again_in_each_margin_world_under_its_own_name() -> None:
+    card = scorecard.load_card()
+    rows = scorecard.expand("cyberdog2", card["robots"]["cyberdog2"])
+    names = [r.name for r in rows]
+    base = "jump (16/6) up"
+    variants = [r for r in rows if r.name.startswith(base + " [")]
+    assert base in names
+    assert [r.name for r in variants] == [
+        f"{base} [trunk mass x0.9]", f"{base} [trunk mass x1.1]",
+        f"{base} [friction 0.5]", f"{base} [friction 1]"]
+    worlds = [World.from_spec(r.spec["world"], r.name) for r in variants]
+    assert [w.trunk_mass_scale for w in worlds] == [0.9, 1.1, 1.0, 1.0]
+    assert [w.friction for w in worlds] == [None, None, 0.5, 1.0]
+    assert all(r.spec["checks"] == variants[0].spec["checks"] for r in variants)

@@ -249,6 +249,12 @@ class Behaviour:
         them. A script may play on the others beside it (director.py)."""
         return None
 
+    def failure(self) -> str | None:
+        """Why the motion physically failed (e.g. a jump that did not land on
+        its feet), or None; the controller logs it once and puts it in
+        controller_status.last_error, and the progress never reaches 100."""
+        return None
+
     def body_velocity(self) -> np.ndarray | None:
         """The body twist (vx, vy, yaw rate) this state drives, for odometry;
         None when the body does not travel."""

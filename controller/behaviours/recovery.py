@@ -6,6 +6,17 @@ straight up; from a folded or sprawled pose it first folds the legs. Progress
 settled, 100 five ticks later. While any joint lags its target by more than
 the stuck threshold, the stage clock stops, so a blocked leg is not rushed.
 
+A fallen robot rolls over first (SPEC: "rolls over first if fallen"): with a
+state estimate (a fresh IMU), a body more than 60 degrees from upright plays
+the config's roll-over (`scripts.recovery.roll_back`, optimised in physics by
+`motionctl optimise roll-back`; CyberDog 2 lying on a side with its legs
+folded falls onto its back, so one roll-over serves both). After each roll
+the IMU is read again, and a robot still down rolls again the other way (the
+mirror image), up to MAX_ROLLS rolls; then the stand plan runs from wherever
+the legs are. Progress stays 0 while rolling; a robot
+still not upright after MAX_ROLLS rolls keeps its legs folded at 0 % and
+`failed` says why (the controller logs it).
+
 Gaits 17 / 18 (lie down on the left / right side) need a roll the kinematic
 controller cannot make; motiond lowers the body onto its belly in the lie pose
 instead, reporting the SPEC milestones.
@@ -16,7 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, TickContext
+from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.motion.trajectory import (
+    Trajectory,
+    TrajectoryError,
+    TrajectoryPlayback,
+    find,
+    mirror_map,
+    mirrored,
+)
 from controller.robot.native import LINEAR
 
 STAND_TICKS = 350
@@ -33,6 +52,11 @@ STUCK_THRESHOLD = np.radians(10.0)
 FOLDABLE_HIP = (-2.0, 0.6)           # rad: outside, prepare before folding
 LIE_SIDE_GAITS = (17, 18)
 CROUCH_HEIGHT = 0.18
+# Roll-overs: the body's z axis must have a world-z component above this to
+# stand up (60 degrees from upright).
+ROLL_UP_LIMIT = 0.5
+MAX_ROLLS = 4
+ROLL_SETTLE_TICKS = 100
 
 
 @dataclass
@@ -46,13 +70,84 @@ class RecoveryStand(Behaviour):
     mode = 12
     gaits = frozenset({0, *LIE_SIDE_GAITS})
 
+    def __init__(self, robot: Robot) -> None:
+        super().__init__(robot)
+        self.rolls: dict[str, Trajectory] = {}
+        self.errors: list[str] = []        # roll-overs that could not be loaded (logged at start)
+        sc = robot.cfg.scripts
+        if sc is not None and sc.rolls:
+            try:
+                back = find(sc.rolls["back"], sc.trajectories, robot.cfg, robot.cfg.torque_limit)
+                swap, sign = mirror_map(robot.cfg.joint_names, sc.mirror_pairs, sc.mirror_negate)
+                # Every other attempt rolls the other way (the mirror image).
+                self.rolls = {"back": back, "mirrored": mirrored(back, back.name + " mirrored", swap, sign)}
+            except TrajectoryError as exc:
+                self.errors.append(str(exc))
+        self.stages: list[Stage] = []
+        self.index = 0
+        self.lie_side = False
+        self.roll: TrajectoryPlayback | None = None
+        self.roll_end = 0
+        self.rolled = 0
+        self.failed: str | None = None
+
+    @property
+    def checks_tracking(self) -> bool:   # type: ignore[override]
+        return self.roll is None        # a roll throws the legs against the ground
+
     def enter(self, ctx: TickContext) -> None:
         kp, kd = self.robot.gains("recovery")
         self.kp, self.kd = kp, kd
         self.kernel.tau_ff[:] = 0.0
         self.bar = 0
         self.side_gait = 0
+        self.rolled = 0
+        self.failed = None
+        self.roll = None
+        if not self._wants_side(ctx) and self._start_roll(ctx):
+            self.lie_side = False
+            return
         self._plan(ctx, lie_side=self._wants_side(ctx))
+
+    # -- rolling over -------------------------------------------------------
+    def _fallen(self, ctx: TickContext) -> bool:
+        """More than ROLL_UP_LIMIT from upright by the state estimate (never
+        without one: no IMU, no roll-over)."""
+        body = ctx.body
+        return body is not None and bool(self.rolls) and float(body.rot[2, 2]) <= ROLL_UP_LIMIT
+
+    def _start_roll(self, ctx: TickContext) -> bool:
+        if not self._fallen(ctx):
+            return False
+        if self.rolled >= MAX_ROLLS:
+            self.failed = f"still lying on its back or side after {MAX_ROLLS} roll-overs"
+            return False
+        traj = self.rolls["back" if self.rolled % 2 == 0 else "mirrored"]
+        self.roll = TrajectoryPlayback(traj, self.robot.dt)
+        self.roll.start(self.kernel, ctx.tick, self.entry_pose(ctx, ENTRY_TOLERANCE))
+        self.roll_end = ctx.tick + traj.total_ticks + ROLL_SETTLE_TICKS
+        self.rolled += 1
+        return True
+
+    def _run_roll(self, ctx: TickContext) -> None:
+        assert self.roll is not None
+        self.roll.step(ctx.tick)
+        if ctx.tick < self.roll_end:
+            return
+        self.roll = None
+        if self._start_roll(ctx):
+            return
+        if self.failed is not None:
+            self._hold_fold(ctx)
+            return
+        self._plan(ctx, lie_side=False)
+
+    def _hold_fold(self, ctx: TickContext) -> None:
+        """Given up: the legs folded, at 0 %."""
+        self.stages = []
+        self.index = 0
+        self.kernel.move(self.kernel.pos.copy(), self.cfg.fold_pose, ctx.t, 0.5, LINEAR)
+        self.kernel.set_gains(self.kp, self.kd)
 
     # -- planning -----------------------------------------------------------
     def _wants_side(self, ctx: TickContext) -> bool:
@@ -145,7 +240,13 @@ class RecoveryStand(Behaviour):
     # -- running ------------------------------------------------------------
     def run(self, ctx: TickContext) -> None:
         if ctx.block.mode == self.mode and self._wants_side(ctx) != self.lie_side:
+            self.roll = None
             self._plan(ctx, lie_side=not self.lie_side)
+            return
+        if self.roll is not None:
+            self._run_roll(ctx)
+            return
+        if self.failed is not None:
             return
         if self.index >= len(self.stages):
             self.done_ticks += 1
@@ -168,7 +269,10 @@ class RecoveryStand(Behaviour):
             self._start_stage(ctx, self.kernel.q1.copy())
 
     def ready(self) -> bool:
-        return self.bar == 100 and not self.lie_side
+        return self.bar == 100 and not self.lie_side and self.roll is None
+
+    def failure(self) -> str | None:
+        return self.failed
 
     def progress(self, ctx: TickContext) -> int:
         return self.bar

@@ -14,7 +14,7 @@ motion_goal / motion_event pair.
 
 This module is only the wiring: the top-level parser, one module per
 subcommand adding its own parser (send_cmd, watch_cmd, play_cmd, goal_cmd,
-script_cmd, spy_cmd, sim_cmd, render_cmd, view_cmd, check_config, log_cmd here in controller/cli/, and
+script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, check_config, log_cmd here in controller/cli/, and
 controller/motion/validate.py), and main(), which loads the config and maps
 errors to exit codes. What the talking subcommands share (the Link made from
 a bus and a clock, so the send / wait / play logic runs in the tests on fakes,
@@ -28,11 +28,13 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 from controller.cli import (
     check_config,
     goal_cmd,
     log_cmd,
+    optimise_cmd,
     play_cmd,
     render_cmd,
     script_cmd,
@@ -74,14 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
     play_cmd.add_parser(sub)
     goal_cmd.add_parser(sub)
     script_cmd.add_parser(sub)
-    validate.add_parser(sub)
+    validate.add_parser(sub, physics=_physics_check)
     spy_cmd.add_parser(sub)
     sim_cmd.add_parser(sub)
     render_cmd.add_parser(sub)
+    optimise_cmd.add_parser(sub)
     view_cmd.add_parser(sub)
     check_config.add_parser(sub)
     log_cmd.add_parsers(sub, Formatter)
     return parser
+
+
+def _physics_check(findings: Any) -> Any:
+    """`validate --physics`: the simulator's run (imports mujoco, so only then)."""
+    from controller.sim.physics_check import PhysicsCheck
+    return PhysicsCheck(findings)
 
 
 @contextlib.contextmanager

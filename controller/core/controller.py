@@ -21,8 +21,10 @@ from controller import msgs
 from controller.behaviours.base import Behaviour, MotorCommand, TickContext, make_robot
 from controller.behaviours.biped_locomotion import BipedLocomotion
 from controller.behaviours.damper import Damper
+from controller.behaviours.force_jump import ForceJump
 from controller.behaviours.humanoid_pose import HumanoidPose
 from controller.behaviours.humanoid_stand import HumanoidStand
+from controller.behaviours.jump import TrajectoryMode
 from controller.behaviours.lifted import Lifted
 from controller.behaviours.locomotion import Locomotion
 from controller.behaviours.motor import MotorCtrl
@@ -166,7 +168,8 @@ class Controller:
         self.planner = planner
         self.robot.planner = planner
         kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ()) \
-            + ((BipedLocomotion,) if cfg.walk is not None else ())
+            + ((BipedLocomotion,) if cfg.walk is not None else ()) \
+            + ((ForceJump,) if cfg.kind == "quadruped" and cfg.balance is not None else ())
         self.director = Director(cfg, self.kernel)
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
@@ -175,6 +178,9 @@ class Controller:
         self.queue = CommandQueue(cfg.command_queue_capacity, expand_motion=self._expand_motion)
         self.user_params: list[Block] = []
         self.motion_refusal = ""      # why the last mode-62 block could not expand
+        self.failure_logged: str | None = None   # the current state's failure, once logged
+        for error in getattr(self.fsm.behaviours.get(12), "errors", []):
+            self.log.error("roll_over_refused", reason=error)
         self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,
                                      1000.0 / cfg.tick_hz) if cfg.motions else None
         if self.motions is not None:
@@ -258,7 +264,11 @@ class Controller:
             return {}
         modes: dict[int, Behaviour] = {}
         for mode, mode_cfg in sc.modes.items():
-            behaviour = ScriptedMode(self.robot, mode, mode_cfg, self.director.library)
+            behaviour: ScriptedMode | TrajectoryMode
+            if mode_cfg.kind == "trajectory":
+                behaviour = TrajectoryMode(self.robot, mode, mode_cfg, sc.trajectories)
+            else:
+                behaviour = ScriptedMode(self.robot, mode, mode_cfg, self.director.library)
             for gait, reason in sorted(behaviour.errors.items()):
                 self.log.error("scripted_gait_refused", mode=mode, gait=gait, reason=reason)
             modes[mode] = behaviour
@@ -866,6 +876,11 @@ class Controller:
         if self.fsm.mode != previous_state:
             self.log.info("mode_change", **{"from": self.cfg.fsm.name(previous_state)},
                           to=self.cfg.fsm.name(self.fsm.mode), tick=self.tick)
+        failure = self.fsm.state.failure()
+        if failure is not None and failure != self.failure_logged:
+            self.counters.last_error = f"{self.cfg.fsm.name(self.fsm.mode)} failed: {failure}"
+            self.log.error("motion_failed", mode=self.fsm.mode, reason=failure, tick=self.tick)
+        self.failure_logged = failure
         refused = reported[2] == BAN_TRANS
         new_block = active.uid != self.last_active.uid
         if refused and (self.last_reported[2] != BAN_TRANS or new_block):
@@ -972,4 +987,6 @@ class Controller:
         if not s.script and isinstance(state, ScriptedMode) and state.playback is not None:
             pos = state.playback.position   # a scripted mode (64, 16, 22)
             s.script, s.script_progress = f"{pos.part} frame {pos.frame}", pos.progress
+        elif not s.script and isinstance(state, TrajectoryMode):
+            s.script, s.script_progress = state.status()   # a jump (16)
         return s

@@ -27,8 +27,10 @@ OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
 ESTOP_HOLD_TICKS = 2000
 # Orientation ESTOP (SPEC §5.8): in these states, unless the command is 12,
-# a roll or pitch this large means the robot has fallen.
-ORIENTATION_CHECKED = (11, 3, 81)
+# a roll or pitch this large means the robot has fallen. motiond adds the jumps
+# (16, README "Differences"): a jump that lands on its side or back must not
+# end silently.
+ORIENTATION_CHECKED = (11, 3, 16, 81)
 ORIENTATION_LIMIT = 1.3          # rad
 RECOVERY_STAND = 12
 # LIFTED (SPEC §5.6, §5.8): checked in these states; the lifted state is

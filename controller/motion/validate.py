@@ -24,7 +24,12 @@ Loader warnings (a key the loader ignores, a step type it skips) do not fail
 a file, as they do not stop the daemon, but they are counted in the verdict
 and kept on the Finding, since they are usually typos.
 
-Pure: reads files, opens no sockets, starts nothing.
+Pure: reads files, opens no sockets, starts nothing. `--physics` goes
+further: each file that passes is also played in the simulator from a stand
+and judged per step on what the body did. That run is
+controller/sim/physics_check.py, which the command line hands to
+`add_parser` (this layer does not import the simulator; without --physics
+nothing of it, mujoco included, is imported).
 """
 from __future__ import annotations
 
@@ -32,10 +37,10 @@ import argparse
 import re
 import sys
 import tomllib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import yaml
 
@@ -72,6 +77,14 @@ class Finding:
     message: str
     ok: bool
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    # The robot the file passed against (a script's chosen robot, the config
+    # given, the .mof binding's): where `--physics` runs it. None: not chosen.
+    robot: Config | None = field(default=None, compare=False, repr=False)
+
+
+def kind_of(path: Path) -> str | None:
+    """TOML, SCRIPT or MOF by the file's suffix; None for any other file."""
+    return KINDS.get(path.suffix.lower())
 
 
 # -- entry points -----------------------------------------------------------------
@@ -92,7 +105,7 @@ def validate_paths(paths: Sequence[str | Path], cfg: Config | None = None, *,
     for i, entry in enumerate(entries):
         if isinstance(entry, Finding):
             continue
-        kind = KINDS.get(entry.suffix.lower())
+        kind = kind_of(entry)
         if kind is None:
             results[i] = Finding(entry, f"unknown file type (expected {_KNOWN})", False)
         elif kind == MOF:
@@ -106,8 +119,32 @@ def validate_paths(paths: Sequence[str | Path], cfg: Config | None = None, *,
     return [r for r in results if r is not None]
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Add `validate` to an argparse subparsers object; its func is `run`."""
+# -- the physics run (--physics) ---------------------------------------------------------
+# It lives in controller/sim/physics_check.py, a layer above this module (and it
+# imports mujoco), so this module never imports it: the command line hands it
+# in, as a factory given every Finding of the run (add_parser's `physics`).
+class PhysicsReport(Protocol):
+    """The physics verdict on one file."""
+    @property
+    def ran(self) -> bool: ...       # False: not run, with the reason in lines()
+
+    @property
+    def failed(self) -> bool: ...    # it fell, touched the ground with more than its feet, ...
+
+    def lines(self) -> list[str]: ...   # indented, printed under the file's verdict
+
+
+class PhysicsRunner(Protocol):
+    def report(self, finding: Finding) -> PhysicsReport: ...
+
+
+PhysicsFactory = Callable[[Sequence[Finding]], PhysicsRunner]
+
+
+def add_parser(sub: Any, physics: PhysicsFactory | None = None) -> argparse.ArgumentParser:
+    """Add `validate` to an argparse subparsers object; its func is `run`.
+    `physics` runs files in the simulator for --physics (e.g. a function that
+    imports controller.sim.physics_check and returns its PhysicsCheck)."""
     parser = sub.add_parser(
         "validate", help="check motion files (.toml, .yaml/.yml, .mof) without a robot",
         description="Check motion files as the daemon would load them, and print one "
@@ -115,8 +152,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     "line) and the reason. .toml: CyberDog step-list motions; .yaml/.yml: "
                     "keyframe scripts, against --config or else each shipped robot config "
                     "that knows their joints; .mof: B-Human motion files, all linked as one "
-                    "net. Directories are searched recursively. Exit code 0 if every file "
-                    "is ok, 1 otherwise.")
+                    "net. Directories are searched recursively. With --physics each file that "
+                    "passes is also played in the simulator from a stand, with indented lines "
+                    "per step under its verdict. Exit code 0 if every file is ok (and, with "
+                    "--physics, none fell or touched the ground with more than its feet), "
+                    "1 otherwise.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="motion file or directory")
     # Its own dest: motionctl's top-level --config (the LCM setup) must not be
@@ -127,7 +167,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                              "joints; .mof uses config/nao22.yaml)")
     parser.add_argument("--warnings", action="store_true",
                         help="also print the loaders' warnings under each file")
-    parser.set_defaults(func=run)
+    parser.add_argument("--physics", action="store_true",
+                        help="also run each file that passes in the MuJoCo simulator, from a "
+                             "stand, and print per step (block, frame or .mof line) whether the "
+                             "robot fell, trunk contact, foot slip and torque saturation; a fall "
+                             "or trunk contact fails the file (see controller/sim/physics_check.py)")
+    parser.set_defaults(func=run, physics_factory=physics)
     return parser
 
 
@@ -140,14 +185,34 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
     is not a robot choice, so it is ignored.
     """
     out = out or sys.stdout
+    factory: PhysicsFactory | None = getattr(args, "physics_factory", None)
+    wants_physics = getattr(args, "physics", False)
+    if wants_physics and factory is None:
+        print("motionctl: validate: --physics is not available here: no physics run was "
+              "given to add_parser (controller/sim/physics_check.py)", file=sys.stderr)
+        return 1
     findings = validate_paths(args.paths, config=getattr(args, "robot_config", None))
+    physics = factory(findings) if wants_physics and factory is not None else None
+    failed = ran = not_run = 0
     for f in findings:
         print(f"{'OK  ' if f.ok else 'FAIL'} {f.path}: {f.message}", file=out)
         if getattr(args, "warnings", False):
             for warning in f.warnings:
                 print(f"     warning: {warning}", file=out)
-    failed = sum(not f.ok for f in findings)
-    print(f"{len(findings)} files, {failed} failed", file=out)
+        bad = not f.ok
+        if physics is not None and f.ok:
+            out.flush()      # a physics run takes a while: show the verdict first
+            report = physics.report(f)
+            for line in report.lines():
+                print(line, file=out)
+            ran += report.ran
+            not_run += not report.ran
+            bad = report.failed
+        failed += bad
+    summary = f"{len(findings)} files, {failed} failed"
+    if physics is not None:
+        summary += f"; physics: {ran} run, {not_run} not run"
+    print(summary, file=out)
     return 0 if failed == 0 else 1
 
 
@@ -216,10 +281,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _ok(path: Path, summary: str, warnings: Sequence[str] = ()) -> Finding:
+def _ok(path: Path, summary: str, warnings: Sequence[str] = (),
+        robot: Config | None = None) -> Finding:
     if warnings:
         summary += f", {_plural(len(warnings), 'warning')}"
-    return Finding(path, f"ok ({summary})", True, tuple(warnings))
+    return Finding(path, f"ok ({summary})", True, tuple(warnings), robot)
 
 
 class _Checker:
@@ -249,15 +315,11 @@ class _Checker:
         except ValueError as exc:      # StepError, GaitDefError: file, step, key, reason
             return Finding(path, _toml_error(path, exc), False, tuple(warnings))
         seconds = sum(b.duration for b in blocks) * tick_ms / 1000.0
-        return _ok(path, f"{_plural(len(blocks), 'step')}, {_seconds(seconds)}", warnings)
+        return _ok(path, f"{_plural(len(blocks), 'step')}, {_seconds(seconds)}", warnings,
+                   self.cfg)
 
     def _motion_root(self, path: Path) -> Path:
-        """Where includes must stay: the robot's motion directory when the
-        file lives in it (as the library loads it), else the file's own."""
-        motions = getattr(self.cfg, "motions", None)
-        if motions is not None and path.resolve().is_relative_to(motions.directory):
-            return motions.directory
-        return path.parent
+        return motion_root(path, self.cfg)
 
     # .yaml ------------------------------------------------------------------------
     def check_script(self, path: Path) -> Finding:
@@ -267,7 +329,7 @@ class _Checker:
             return Finding(path, f"{path}: cannot check against {self.config}: "
                                  f"{self.config_error}", False)
         if self._robots is None:
-            self._robots = _RobotChoice(_shipped_robots())
+            self._robots = _RobotChoice(shipped_robots())
         return self._robots.check(path)
 
     # .mof ---------------------------------------------------------------------------
@@ -279,9 +341,20 @@ class _Checker:
             return {p: Finding(p, f"{p}: cannot bind .mof columns: {exc}", False)
                     for p in paths}
         try:
-            return _MofNet(paths, columns, origin).verdicts()
+            verdicts = _MofNet(paths, columns, origin).verdicts()
         except Exception as exc:         # noqa: BLE001 - a crash while linking
             return {p: _crashed(p, exc) for p in paths}
+        robot = self._mof_robot(origin)
+        return {p: replace(f, robot=robot) if f.ok else f for p, f in verdicts.items()}
+
+    def _mof_robot(self, origin: Path) -> Config | None:
+        """The robot whose binding the net used, if its config loads."""
+        if self.cfg is not None and Path(self.cfg.path).resolve() == Path(origin).resolve():
+            return self.cfg
+        try:
+            return load_config(origin)
+        except Exception:                # noqa: BLE001 - then --physics says it has no robot
+            return None
 
     def _mof_columns(self) -> tuple[MofColumns, Path]:
         """The binding from the given robot config if it has `mof_columns`,
@@ -290,6 +363,15 @@ class _Checker:
         source = given if given is not None and "mof_columns" in _top_keys(given) \
             else DEFAULT_MOF_CONFIG
         return load_mof_columns(source), source
+
+
+def motion_root(path: Path, cfg: Config | None) -> Path:
+    """Where a step list's includes must stay: the robot's motion directory
+    when the file lives in it (as the library loads it), else the file's own."""
+    motions = getattr(cfg, "motions", None)
+    if motions is not None and path.resolve().is_relative_to(motions.directory):
+        return Path(motions.directory)
+    return path.parent
 
 
 def _toml_error(path: Path, exc: ValueError) -> str:
@@ -324,7 +406,7 @@ def _script_finding(path: Path, cfg: Config, note: str = "") -> Finding:
         script = load_script(path, cfg)
     except ScriptError as exc:
         return Finding(path, f"{exc}{note}", False)
-    return _ok(path, _script_summary(script, cfg))
+    return _ok(path, _script_summary(script, cfg), robot=cfg)
 
 
 def _script_summary(script: Script, cfg: Config) -> str:
@@ -342,7 +424,7 @@ def _top_keys(path: Path) -> set[str]:
 
 
 # -- which robot a script is for -----------------------------------------------------------
-def _shipped_robots() -> list[Config]:
+def shipped_robots() -> list[Config]:
     """The robot configs in config/ that load; one that does not load yet
     (another change may be bringing it up) is skipped rather than failing
     every script."""
@@ -409,7 +491,7 @@ class _RobotChoice:
             except ScriptError as exc:
                 refusals.append((cfg, exc))
                 continue
-            return _ok(path, _script_summary(script, cfg))
+            return _ok(path, _script_summary(script, cfg), robot=cfg)
         cfg, first = refusals[0]
         others = [c.robot for c, _ in refusals[1:]]
         also = f"; refused by {', '.join(others)} too" if others else ""

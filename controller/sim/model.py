@@ -300,6 +300,16 @@ class World:
         return self != World()
 
     @property
+    def label(self) -> str:
+        """What differs from the unchanged world, e.g. "friction 0.5"."""
+        d = World()
+        parts = [f"friction {self.friction:g}" if self.friction != d.friction else "",
+                 f"trunk mass x{self.trunk_mass_scale:g}" if self.trunk_mass_scale != 1.0 else "",
+                 f"slope {self.slope:g} deg" if self.slope else "",
+                 f"step {self.step:g} m" if self.step else ""]
+        return ", ".join(p for p in parts if p) or "unchanged"
+
+    @property
     def start_height(self) -> float:
         """Height of the ground under the start (m): the downhill platform's."""
         return RAMP_LENGTH * math.sin(math.radians(-self.slope)) if self.slope < 0 else 0.0

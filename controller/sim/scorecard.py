@@ -85,6 +85,25 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
                                 {**entry, "steps": steps}))
         else:
             rows.append(Row(robot, entry["name"], entry["issue"], entry))
+            if entry.get("margins"):
+                rows += _margins(robot, entry)
+    return rows
+
+
+# `margins: true` on a row adds it again in each of these worlds (issue 17's
+# sim-to-real margins), named with the world's change.
+MARGINS = ({"trunk_mass_scale": 0.9}, {"trunk_mass_scale": 1.1}, {"friction": 0.5}, {"friction": 1.0})
+
+
+def _margins(robot: str, entry: dict[str, Any]) -> list[Row]:
+    from controller.sim.model import World
+
+    rows = []
+    for change in MARGINS:
+        world = {**entry.get("world", {}), **change}
+        label = World.from_spec(change, entry["name"]).label
+        rows.append(Row(robot, f"{entry['name']} [{label}]", entry["issue"],
+                        {**entry, "world": world, "margins": False}))
     return rows
 
 

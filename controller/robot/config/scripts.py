@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from controller.robot.config.fsm import FsmTable
 from controller.robot.config.priorities import PRIORITY_RANGE
 from controller.robot.config.reader import Reader
 
 SCRIPT_PROGRESS = ("parts", "end")
+SCRIPTED_KINDS = ("scripts", "trajectory")
 
 
 @dataclass(frozen=True)
@@ -17,11 +19,15 @@ class ScriptedModeConfig:
     """A mode that plays keyframe scripts (CyberDog 64, 16, 22): gait id ->
     the scripts played back to back. `progress` is "parts" (each finished
     script adds its share: 25/50/75/100 for four) or "end" (0 until the last
-    frame, then 100 after `settle_ms`, e.g. a jump's landing delay)."""
+    frame, then 100 after `settle_ms`, e.g. a jump's landing delay).
+    `kind: trajectory` plays one optimised trajectory per gait instead
+    (controller/behaviours/jump.py), found in `trajectories`; its `settle_ms`
+    is how long the landed body must be still."""
     gaits: dict[int, tuple[str, ...]]
     progress: str
     settle_ms: float
     keeps_target: bool = False    # re-requesting the mode keeps a pending hand-over (SPEC §5.6)
+    kind: str = "scripts"
 
 
 @dataclass(frozen=True)
@@ -33,16 +39,16 @@ class ScriptsConfig:
     mirror_pairs: tuple[tuple[str, str], ...]
     mirror_negate: frozenset[str]
     modes: dict[int, ScriptedModeConfig]   # scripted FSM modes (64, 16, 22)
+    trajectories: tuple[Path, ...] = ()    # directories of optimised trajectories
+    # The recovery stand's roll-over (controller/behaviours/recovery.py):
+    # "back", the trajectory from lying on the back (and its mirror image).
+    rolls: dict[str, str] | None = None
 
 
 def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> ScriptsConfig:
     sr = r.sub("scripts")
-    directories = []
-    for i, d in enumerate(sr.get("directories", list)):
-        directory = (path.parent / str(d)).resolve()
-        if not isinstance(d, str) or not directory.is_dir():
-            raise sr.fail(f"directories[{i}]", f"{directory} is not a directory")
-        directories.append(directory)
+    directories = _directories(sr, path, "directories")
+    trajectories = _directories(sr, path, "trajectories", [])
     mode = sr.get("mode", int, None)
     if mode is not None and mode not in fsm.names:
         raise sr.fail("mode", f"{mode} is not a mode of {path.parent / r.get('fsm', str)}")
@@ -79,9 +85,35 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
             progress = er.get("progress", str, "end")
             if progress not in SCRIPT_PROGRESS:
                 raise er.fail("progress", f"{progress!r} is not one of {SCRIPT_PROGRESS}")
+            kind = er.get("kind", str, "scripts")
+            if kind not in SCRIPTED_KINDS:
+                raise er.fail("kind", f"{kind!r} is not one of {SCRIPTED_KINDS}")
+            if kind == "trajectory" and not trajectories:
+                raise er.fail("kind", "a trajectory mode needs `scripts.trajectories` directories")
             modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0),
-                                               er.get("keeps_target", bool, False))
+                                               er.get("keeps_target", bool, False), kind)
+    rolls = None
+    if "recovery" in sr.data:
+        rr = sr.sub("recovery")
+        unknown = sorted(set(rr.data) - {"roll_back"})
+        if unknown:
+            raise rr.fail(unknown[0], "unknown key (known: roll_back)")
+        if not trajectories:
+            raise rr.fail("roll_back", "the roll-over needs `scripts.trajectories` directories")
+        rolls = {"back": rr.get("roll_back", str)}
     return ScriptsConfig(
         directories=tuple(directories),
         default_priority=int(sr.number("default_priority", *PRIORITY_RANGE, 15)),
-        mode=mode, mirror_pairs=tuple(pairs), mirror_negate=negate, modes=modes)
+        mode=mode, mirror_pairs=tuple(pairs), mirror_negate=negate, modes=modes,
+        trajectories=tuple(trajectories), rolls=rolls)
+
+
+def _directories(sr: Reader, path: Path, key: str, default: Any = ...) -> list[Path]:
+    """A list of directories relative to the config file, each checked to exist."""
+    out = []
+    for i, d in enumerate(sr.get(key, list, default)):
+        directory = (path.parent / str(d)).resolve()
+        if not isinstance(d, str) or not directory.is_dir():
+            raise sr.fail(f"{key}[{i}]", f"{directory} is not a directory")
+        out.append(directory)
+    return out

@@ -1,0 +1,167 @@
+"""Mode 22 FORCE_JUMP (SPEC §6.8): the legs in the contact mask push the
+body with the acceleration `acc_des` asks for, then the joints go back to the
+start pose linearly, and the robot lands.
+
+Push: every tick, the least-squares foot forces that give the body (the MPC's
+rigid-body model, config `balance`) the commanded linear acceleration
+acc_des[3..5] (body frame, gravity compensated) and angular acceleration
+acc_des[0..2], over the feet of the contact mask (0 or an empty mask: all
+four), each kept inside its friction pyramid and pushing down, turned into
+joint torques tau = -J^T R^T f as feed-forward on soft joints. The push ends
+when the legs reach PUSH_REACH of their length, when the feet lose their load
+after the first PUSH_MIN_S (the body has left the ground), or after PUSH_MAX_S.
+Then a linear interpolation back to the start pose over RETURN_S (SPEC:
+0.1-0.2 s) with the pose gains; progress is 100 once every foot carries load
+again and the body is still (as the jumps, controller/behaviours/jump.py).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext
+from controller.robot.native import LINEAR
+
+GAITS = frozenset({1, 4})
+PUSH_MIN_S = 0.03
+PUSH_MAX_S = 0.25
+PUSH_REACH = 0.96
+RETURN_S = 0.15
+STILL_RATE = 0.6           # rad/s
+SETTLE_S = 0.1
+PUSH_KD = 0.0              # N m s/rad on the pushing joints: pure torque control
+GRAVITY = np.array([0.0, 0.0, -9.81])
+# acc_des is clamped to these (docs/VALIDATION.md): about 2 g up is more than
+# the legs' torque limits can give anyway.
+LINEAR_ACC_LIMIT = 20.0    # m/s^2, each of acc_des[3..5]
+ANGULAR_ACC_LIMIT = 30.0   # rad/s^2, each of acc_des[0..2]
+
+
+class ForceJump(Behaviour):
+    mode = 22
+    gaits = GAITS
+
+    def __init__(self, robot: QuadrupedRobot) -> None:
+        super().__init__(robot)
+        self.kin = robot.kin
+        self.legs = len(self.kin.hip)
+        bal = robot.cfg.balance
+        assert bal is not None, "mode 22 needs the config's balance section"
+        self.bal = bal
+        self.reach = PUSH_REACH * math.hypot(self.kin.l1, self.kin.reach)
+        self.start = np.zeros(robot.cfg.num_joints)
+        self.gait = 0
+        self.t0 = 0
+        self.stage = "done"
+        self.return_tick = 0
+        self.still = 0
+        self.mask = np.ones(self.legs, dtype=bool)
+        self.acc = np.zeros(6)
+        self.tau = np.zeros(robot.cfg.num_joints)
+
+    def enter(self, ctx: TickContext) -> None:
+        b = ctx.block
+        self.gait = b.gait_id
+        self.start = self.entry_pose(ctx, math.radians(8.0)).copy()
+        bits = [bool(b.contact >> i & 1) for i in range(self.legs)]
+        self.mask = np.array(bits) if any(bits) else np.ones(self.legs, dtype=bool)
+        self.acc = np.array(b.acc_des[:6], dtype=float)
+        np.clip(self.acc[:3], -ANGULAR_ACC_LIMIT, ANGULAR_ACC_LIMIT, out=self.acc[:3])
+        np.clip(self.acc[3:], -LINEAR_ACC_LIMIT, LINEAR_ACC_LIMIT, out=self.acc[3:])
+        self.t0 = ctx.tick
+        self.stage = "push"
+        self.still = 0
+        k = self.kernel
+        k.track(ctx.q)
+        kp, kd = self.robot.gains("pose")
+        legs_kp = np.where(np.repeat(self.mask, 3), 0.0, kp)
+        legs_kd = np.where(np.repeat(self.mask, 3), PUSH_KD, kd)
+        k.hold(self.start)
+        k.set_gains(legs_kp, legs_kd)
+
+    def run(self, ctx: TickContext) -> None:
+        elapsed = (ctx.tick - self.t0) * self.robot.dt
+        if self.stage == "push":
+            if self._push_over(ctx, elapsed):
+                self._return(ctx)
+            else:
+                self._push(ctx)
+        elif self.stage == "return":
+            if ctx.tick >= self.return_tick:
+                self.stage = "landing"
+        elif self.stage == "landing":
+            body = ctx.body
+            loaded = body is None or bool(np.all(body.force[:, 2] >= self.cfg.estimator.contact_force))
+            still = body is None or float(np.linalg.norm(body.gyro)) < STILL_RATE
+            self.still = self.still + 1 if loaded and still else 0
+            if self.still * self.robot.dt >= SETTLE_S:
+                self.stage = "done"
+
+    def _push_over(self, ctx: TickContext, elapsed: float) -> bool:
+        if elapsed >= PUSH_MAX_S:
+            return True
+        feet = self._feet(ctx)
+        extension = np.linalg.norm(feet - self.kin.hip, axis=1)
+        if np.any(extension[self.mask] >= self.reach):
+            return True
+        body = ctx.body
+        return body is not None and elapsed >= PUSH_MIN_S and \
+            bool(np.all(body.force[self.mask, 2] < self.cfg.estimator.contact_force))
+
+    def _feet(self, ctx: TickContext) -> np.ndarray:
+        if ctx.body is not None:
+            return ctx.body.feet
+        return self.kin.forward(ctx.q.reshape(self.legs, 3))
+
+    def _push(self, ctx: TickContext) -> None:
+        body = ctx.body
+        rot = body.rot if body is not None else np.eye(3)
+        J = body.jacobian if body is not None else self.kin.jacobian(ctx.q.reshape(self.legs, 3))
+        feet = self._feet(ctx)
+        bal = self.bal
+        # World-frame wrench about the centre of mass.
+        force = bal.mass * (rot @ self.acc[3:] - GRAVITY)
+        torque = rot @ (bal.inertia * self.acc[:3])
+        legs = np.flatnonzero(self.mask)
+        r = (feet[legs] - bal.com_offset) @ rot.T
+        A = np.zeros((6, 3 * len(legs)))
+        for j, ri in enumerate(r):
+            A[:3, 3 * j:3 * j + 3] = np.eye(3)
+            A[3:, 3 * j:3 * j + 3] = np.array([[0.0, -ri[2], ri[1]], [ri[2], 0.0, -ri[0]],
+                                               [-ri[1], ri[0], 0.0]])
+        f = (np.linalg.pinv(A) @ np.concatenate([force, torque])).reshape(-1, 3)
+        f[:, 2] = np.maximum(f[:, 2], 0.0)
+        horizontal = np.linalg.norm(f[:, :2], axis=1)
+        cap = bal.friction * f[:, 2]
+        scale = np.where(horizontal > cap, cap / np.maximum(horizontal, 1e-9), 1.0)
+        f[:, :2] *= scale[:, None]
+        tau = self.tau.reshape(self.legs, 3)
+        tau[:] = 0.0
+        push = -(f @ rot)                      # each foot's push on the ground, body frame
+        tau[legs] = np.einsum("lji,lj->li", J[legs], push)
+        np.clip(self.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=self.tau)
+        self.kernel.tau_ff[:] = self.tau
+        self.kernel.hold(ctx.q)                # soft joints: no pull back to the start
+
+    def _return(self, ctx: TickContext) -> None:
+        k = self.kernel
+        k.tau_ff[:] = 0.0
+        kp, kd = self.robot.gains("pose")
+        k.set_gains(kp, kd)
+        k.move(ctx.q, self.start, ctx.t, RETURN_S, LINEAR)
+        self.return_tick = ctx.tick + int(round(RETURN_S / self.robot.dt))
+        self.stage = "return"
+
+    def ready(self) -> bool:
+        return self.stage == "done"
+
+    def progress(self, ctx: TickContext) -> int:
+        return 100 if self.stage == "done" else 0
+
+    def reported_gait(self, ctx: TickContext) -> int:
+        return self.gait
+
+    @property
+    def checks_tracking(self) -> bool:   # type: ignore[override]
+        return self.stage in ("landing", "done")

@@ -1,0 +1,139 @@
+"""`motionctl optimise`: make a dynamic motion's trajectory (a mode-16 jump,
+a recovery roll-over) for the robot config by optimising it in physics
+(controller/sim/motion_optimiser.py)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.robot.config import Config
+
+EXIT_OK, EXIT_ERROR = 0, 1
+
+DESCRIPTION = """\
+Optimise a dynamic motion for the quadruped of --config in its MuJoCo
+physics model and write it as a trajectory file (docs/SCRIPTS.md "Jumps").
+Jumps (yaw-left: +90 degrees; forward: 0.6 m; up: the body 0.30 m over its
+start) are crouch, push with feed-forward torques, flight, landing and
+settle, per leg pair, rolled out from a settled stand and scored on the
+body's ground truth: the goal, landing on the four feet upright, no trunk
+contact, back at the stand height. The roll-over (roll-back: from lying on
+the back) is four free joint-space phases and a fold, scored on how upright
+the body ends; the recovery stand (mode 12) plays it and its mirror image as
+its IMU says. CMA-ES (the `cma` package) searches the phases' durations,
+poses, gains and torques through the controller's own trajectory player. A jump's score is its worst over the
+margin worlds (trunk mass x0.9 and x1.1, floor friction 0.5 and 1.0, and the
+unchanged world), the roll-over's its mean (the recovery retries), unless
+--nominal. --mirror also writes the left-right mirror image (a right turn
+from a left one). Point the config's `scripts.trajectories`, its mode-16
+gaits and `scripts.recovery` at the files. Takes a few minutes on two cores."""
+
+
+# The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
+# that building the parser does not import MuJoCo (render sets MUJOCO_GL first).
+MOTIONS = ("forward", "up", "yaw-left", "roll-back")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "optimise", help="optimise a jump or roll-over trajectory for the robot in physics",
+        description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
+    p.add_argument("motion", choices=MOTIONS, help="what the motion must do")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                   help="the trajectory file to write (.yaml)")
+    p.add_argument("--mirror", type=Path, metavar="FILE",
+                   help="also write the left-right mirror image here")
+    p.add_argument("--generations", type=int, default=40, metavar="N",
+                   help="CMA-ES generations (default: %(default)s)")
+    p.add_argument("--population", type=int, default=0, metavar="N",
+                   help="candidates per generation (default: CMA-ES's own for the parameter count)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="rollout processes (default: one per core)")
+    p.add_argument("--start", type=Path, metavar="FILE",
+                   help="start from the parameters a trajectory file of this motion records "
+                        "(default: the optimiser's generic guess)")
+    p.add_argument("--nominal", action="store_true",
+                   help="score in the unchanged world only (faster, no margins)")
+    p.set_defaults(func=run)
+    return p
+
+
+def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
+    """The parameters a trajectory file's `optimised` block records, in the
+    goal's order; ValueError if it has none or not these."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    params = (doc or {}).get("optimised", {}).get("parameters") if isinstance(doc, dict) else None
+    if not isinstance(params, dict):
+        raise ValueError("no `optimised: parameters` in it")
+    missing = [p.name for p in goal.params(cfg) if not isinstance(params.get(p.name), (int, float))]
+    if missing:
+        raise ValueError(f"it lacks the {goal.name} parameters {missing}")
+    return [float(params[p.name]) for p in goal.params(cfg)]
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    from controller.sim.model import World
+    from controller.sim.motion_optimiser import GOALS, MARGIN_WORLDS, build, mirror, optimise
+
+    if cfg.kind != "quadruped" or cfg.num_joints != 12:
+        print(f"motionctl: optimise: {cfg.path} is not a 12-joint quadruped", file=sys.stderr)
+        return EXIT_ERROR
+    if args.generations < 1 or args.population < 0 or args.workers < 0:
+        print("motionctl: optimise: --generations >= 1, --population and --workers >= 0",
+              file=sys.stderr)
+        return EXIT_ERROR
+    goal = GOALS[args.motion]
+    start = None
+    if args.start is not None:
+        try:
+            start = start_parameters(args.start, goal, cfg)
+        except (OSError, ValueError) as exc:
+            print(f"motionctl: optimise: --start {args.start}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+    worlds = (World(),) if args.nominal else MARGIN_WORLDS
+    started = time.monotonic()
+
+    def progress(generation: int, cost: float, outcomes: list[dict[str, Any]]) -> None:
+        worst = max(outcomes, key=lambda o: o["cost"]) if outcomes else {}
+        print(f"generation {generation:3d}  cost {cost:9.3f}  worst: {worst.get('world', '')}  "
+              + "  ".join(f"{k} {v:g}" for k, v in worst.items() if k in
+                          ("travel", "yaw", "rise", "end_tilt", "trunk_contact_s", "end_on_feet", "up")),
+              flush=True)
+
+    result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
+                      population=args.population, seed=args.seed, workers=args.workers,
+                      start=start, progress=progress)
+    meta = {
+        "goal": args.motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
+        "generations": result.generations, "seed": args.seed,
+        "worlds": [w.label for w in worlds],
+        "outcomes": result.outcomes,
+        "parameters": {p.name: round(float(v), 5) for p, v in zip(goal.params(cfg), result.x)},
+    }
+    traj = build(cfg, goal, result.x, args.output.stem)
+    traj = type(traj)(traj.name, traj.phases, meta=meta)
+    traj.check(cfg, cfg.torque_limit)
+    header = (f"Motion `{args.motion}` for {cfg.path.name}, made by\n"
+              f"  motionctl --config {cfg.path.name} optimise {args.motion} "
+              f"--generations {args.generations} --seed {args.seed}"
+              f"{f' --start {args.start.name}' if args.start else ''}"
+              f"{' --nominal' if args.nominal else ''}\n"
+              "(controller/sim/motion_optimiser.py; the format: controller/motion/trajectory.py).\n"
+              "Regenerate it rather than editing it by hand. `outcomes` are what the physics\n"
+              "body did with it in each world of `worlds`, from ground truth.")
+    args.output.write_text(traj.to_yaml(cfg.tick_hz, cfg.joint_names, header))
+    print(f"wrote {args.output} (cost {result.cost:.3f}, {result.evaluations} rollouts, "
+          f"{time.monotonic() - started:.0f} s)")
+    if args.mirror is not None:
+        mirrored = mirror(traj, cfg, args.mirror.stem, {"mirrored_from": args.output.name})
+        args.mirror.write_text(mirrored.to_yaml(
+            cfg.tick_hz, cfg.joint_names, header + f"\nMirrored left-right from {args.output.name}."))
+        print(f"wrote {args.mirror}")
+    return EXIT_OK

@@ -1,0 +1,452 @@
+"""The motion optimiser: finds a dynamic motion's joint trajectory for a
+quadruped config (the mode-16 jumps, and the recovery stand's roll-overs) by
+rolling it out in the physics model (controller/sim/physics.py) and searching
+its parameters with CMA-ES (the `cma` package).
+
+A jump is five phases (controller/motion/trajectory.py), from the stand:
+crouch (to a body height and a fore-aft shift), push (joints driven towards an
+extended pose under feed-forward torques), flight (legs to a landing pose under
+soft gains), land (back to the stand pose under landing gains) and settle
+(the stand held with the recovery gains). The parameters are those phases'
+durations, poses, gains and torques, per leg pair (front, rear); turning
+jumps add a yaw pattern (abad and hip torques of opposite sign front/rear and
+left/right). Each candidate is rolled out from a settled stand through the
+same TrajectoryPlayback and kernel the controller uses, and scored on the
+physics body's ground truth: the jump's goal (turn, travel, height), landing
+on the feet upright, no trunk contact, ending at the stand.
+
+A roll-over starts lying folded on its back and is four free phases (every joint's target within its limits, and
+a duration) then a fold; it is scored on how upright the body ends (and, to
+guide the search, how upright it got on the way). The recovery stand plays
+them (controller/behaviours/recovery.py) as its IMU says.
+
+This is an offline design tool, so ground truth is what it should judge by;
+the controller never sees it. `motionctl optimise` runs it and writes the
+trajectory file.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from controller.motion.trajectory import Phase, Trajectory, TrajectoryPlayback, mirror_map, mirrored
+from controller.robot.angles import quat_rpy
+from controller.robot.config import Config, load_config
+from controller.robot.config.quadruped import Geometry
+from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import Kernel
+from controller.sim.model import World
+from controller.sim.physics import PhysicsRobot
+
+# Leg pairs by leg index (FR, FL, RR, RL): front 0, 1; rear 2, 3. Left legs 1, 3.
+FRONT = (0, 1)
+REAR = (2, 3)
+LEFT_SIGN = np.array([-1.0, 1.0, -1.0, 1.0])   # +1 on the left legs
+REAR_SIGN = np.array([1.0, 1.0, -1.0, -1.0])   # -1 on the rear legs
+
+# The sim-to-real margins of issue 17: a candidate must work in all of them.
+MARGIN_WORLDS = (World(), World(trunk_mass_scale=0.9), World(trunk_mass_scale=1.1),
+                 World(friction=0.5), World(friction=1.0))
+
+SETTLE_S = 1.0           # the stand held before the jump starts
+AFTER_S = 0.8            # watched after the trajectory ends
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    start: float
+    low: float
+    high: float
+
+
+COMMON = (
+    Param("crouch_height", 0.15, 0.10, 0.21),
+    Param("crouch_shift", 0.0, -0.06, 0.06),      # feet ahead of the hips (m)
+    Param("push_ms", 150.0, 60.0, 300.0),
+    Param("push_kp", 20.0, 0.0, 80.0),
+    Param("push_kd", 0.5, 0.0, 3.0),
+    Param("push_hip_front", -0.6, -1.6, 0.4),
+    Param("push_knee_front", 0.8, 0.5, 2.3),
+    Param("push_hip_rear", -0.6, -1.6, 0.4),
+    Param("push_knee_rear", 0.8, 0.5, 2.3),
+    Param("tau_hip_front", 2.0, -12.0, 12.0),
+    Param("tau_knee_front", -6.0, -12.0, 12.0),
+    Param("tau_hip_rear", 2.0, -12.0, 12.0),
+    Param("tau_knee_rear", -6.0, -12.0, 12.0),
+    Param("flight_ms", 200.0, 60.0, 450.0),
+    Param("flight_kp", 25.0, 5.0, 80.0),
+    Param("flight_kd", 1.0, 0.2, 3.0),
+    Param("land_hip_front", -0.9, -1.6, 0.0),
+    Param("land_knee_front", 1.4, 0.6, 2.3),
+    Param("land_hip_rear", -0.9, -1.6, 0.0),
+    Param("land_knee_rear", 1.4, 0.6, 2.3),
+    Param("land_ms", 300.0, 100.0, 600.0),
+    Param("land_kp", 60.0, 20.0, 100.0),
+    Param("land_kd", 2.5, 0.5, 5.0),
+)
+YAW = (
+    Param("tau_abad_yaw", 0.0, -8.0, 8.0),      # front +, rear -
+    Param("tau_hip_yaw", 0.0, -8.0, 8.0),       # left +, right -
+    Param("abad_yaw", 0.0, -0.4, 0.4),          # push abad target, front +, rear -
+)
+
+
+ROLL_PHASES = 4
+ROLL_MS = (100.0, 600.0)
+ROLL_FOLD_MS = 400.0
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What a motion must do, judged on the body's ground truth."""
+    name: str
+    travel: float = 0.0       # m forward (start heading)
+    yaw: float = 0.0          # rad, + left
+    rise: float = 0.0         # m: apex base height over the start, at least
+    turning: bool = False
+    roll_start: float | None = None   # a roll-over: lying folded at this roll (rad)
+
+    def params(self, cfg: Config) -> tuple[Param, ...]:
+        if self.roll_start is None:
+            return COMMON + (YAW if self.turning else ())
+        fold = _fold(cfg)
+        out = []
+        for k in range(ROLL_PHASES):
+            out += [Param(f"p{k}_{name}", float(fold[j]), float(cfg.q_min[j]), float(cfg.q_max[j]))
+                    for j, name in enumerate(cfg.joint_names)]
+            out.append(Param(f"p{k}_ms", 300.0, *ROLL_MS))
+        return tuple(out)
+
+
+GOALS = {
+    "yaw-left": Goal("yaw-left", yaw=math.pi / 2, turning=True),
+    "forward": Goal("forward", travel=0.6),
+    "up": Goal("up", rise=0.30),
+    "roll-back": Goal("roll-back", roll_start=math.pi),
+}
+
+
+def _fold(cfg: Config) -> np.ndarray:
+    return np.clip(np.asarray(cfg.fold_pose, dtype=float), cfg.q_min + 0.01, cfg.q_max - 0.01)
+
+
+def _kinematics(cfg: Config) -> QuadrupedKinematics:
+    if not isinstance(cfg.geometry, Geometry):
+        raise ValueError(f"{cfg.path}: jumps are for quadrupeds")
+    return QuadrupedKinematics(cfg.geometry)
+
+
+def build(cfg: Config, goal: Goal, x: Sequence[float] | np.ndarray, name: str = "motion") -> Trajectory:
+    """The motion's phases from a parameter vector (goal.params order)."""
+    if goal.roll_start is not None:
+        return _build_roll(cfg, x, name)
+    p = dict(zip((q.name for q in goal.params(cfg)), (float(v) for v in x)))
+    p.setdefault("tau_abad_yaw", 0.0)
+    p.setdefault("tau_hip_yaw", 0.0)
+    p.setdefault("abad_yaw", 0.0)
+    kin = _kinematics(cfg)
+    n = cfg.num_joints
+    hz = cfg.tick_hz
+
+    def ticks(ms: float) -> int:
+        return max(1, int(round(ms * hz / 1000.0)))
+
+    def pairs(hip_f: float, knee_f: float, hip_r: float, knee_r: float,
+              abad: np.ndarray | None = None) -> np.ndarray:
+        q = np.zeros((4, 3))
+        q[list(FRONT), 1], q[list(FRONT), 2] = hip_f, knee_f
+        q[list(REAR), 1], q[list(REAR), 2] = hip_r, knee_r
+        if abad is not None:
+            q[:, 0] = abad
+        return clip(q.reshape(-1))
+
+    def clip(q: np.ndarray) -> np.ndarray:
+        margin = 0.01
+        return np.clip(q, cfg.q_min + margin, cfg.q_max - margin)
+
+    def gains(abad: float, leg: float) -> np.ndarray:
+        return np.tile([abad, leg, leg], n // 3)
+
+    stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
+    stand = clip(stand.reshape(-1))
+    crouch, _ = kin.inverse(kin.stance_feet(p["crouch_height"], cfg.stand_com_x - p["crouch_shift"]))
+    crouch = clip(crouch.reshape(-1))
+    rec = cfg.gains["recovery"]
+    rec_kp, rec_kd = rec.kp, rec.kd
+    zero = np.zeros(n)
+
+    push_abad = p["abad_yaw"] * REAR_SIGN
+    push_q = pairs(p["push_hip_front"], p["push_knee_front"], p["push_hip_rear"],
+                   p["push_knee_rear"], push_abad)
+    tau = np.zeros((4, 3))
+    tau[list(FRONT), 1], tau[list(FRONT), 2] = p["tau_hip_front"], p["tau_knee_front"]
+    tau[list(REAR), 1], tau[list(REAR), 2] = p["tau_hip_rear"], p["tau_knee_rear"]
+    tau[:, 0] += p["tau_abad_yaw"] * REAR_SIGN
+    tau[:, 1] += p["tau_hip_yaw"] * LEFT_SIGN
+    limit = cfg.torque_limit.reshape(4, 3)
+    push_tau = np.clip(tau, -limit, limit).reshape(-1)
+    land_q = pairs(p["land_hip_front"], p["land_knee_front"], p["land_hip_rear"],
+                   p["land_knee_rear"], stand.reshape(4, 3)[:, 0])
+
+    phases = (
+        Phase("crouch", ticks(400), "quintic", crouch, rec_kp, rec_kd, zero),
+        Phase("push", ticks(p["push_ms"]), "linear", push_q, gains(40.0, p["push_kp"]),
+              gains(1.0, p["push_kd"]), push_tau),
+        Phase("flight", ticks(p["flight_ms"]), "cubic", land_q, gains(40.0, p["flight_kp"]),
+              gains(1.0, p["flight_kd"]), zero),
+        Phase("land", ticks(p["land_ms"]), "quintic", stand, gains(60.0, p["land_kp"]),
+              gains(2.0, p["land_kd"]), zero),
+        Phase("settle", ticks(400), "linear", stand, rec_kp, rec_kd, zero),
+    )
+    return Trajectory(name, phases)
+
+
+def _build_roll(cfg: Config, x: Sequence[float] | np.ndarray, name: str) -> Trajectory:
+    n = cfg.num_joints
+    values = np.asarray(x, dtype=float)
+    rec = cfg.gains["recovery"]
+    zero = np.zeros(n)
+    hz = cfg.tick_hz
+    phases = []
+    for k in range(ROLL_PHASES):
+        chunk = values[k * (n + 1):(k + 1) * (n + 1)]
+        q = np.clip(chunk[:n], cfg.q_min + 0.01, cfg.q_max - 0.01)
+        ticks = max(1, int(round(float(chunk[n]) * hz / 1000.0)))
+        phases.append(Phase(f"roll {k + 1}", ticks, "linear", q, rec.kp, rec.kd, zero))
+    phases.append(Phase("fold", int(round(ROLL_FOLD_MS * hz / 1000.0)), "quintic", _fold(cfg),
+                        rec.kp, rec.kd, zero))
+    return Trajectory(name, tuple(phases))
+
+
+def mirror(traj: Trajectory, cfg: Config, name: str, meta: dict[str, Any] | None = None) -> Trajectory:
+    """The left-right mirror image (a right turn from a left one), by the
+    config's mirror pairs (scripts.mirror): FR<->FL, RR<->RL, abad negated."""
+    sc = cfg.scripts
+    if sc is None or not sc.mirror_pairs:
+        raise ValueError(f"{cfg.path}: no scripts.mirror pairs to mirror a trajectory with")
+    swap, sign = mirror_map(cfg.joint_names, sc.mirror_pairs, sc.mirror_negate)
+    return mirrored(traj, name, swap, sign, meta)
+
+
+@dataclass
+class Outcome:
+    """What a rollout did, from ground truth."""
+    travel: float = 0.0
+    lateral: float = 0.0
+    yaw: float = 0.0
+    rise: float = 0.0
+    end_tilt: float = 0.0
+    max_tilt: float = 0.0
+    end_height: float = 0.0
+    trunk_contact_s: float = 0.0
+    airborne_s: float = 0.0
+    end_on_feet: bool = False
+    saturation: float = 0.0
+    fell: bool = False
+    up: float = 1.0           # the body's z axis . the world's z at the end (1 upright, -1 on its back)
+    best_up: float = -1.0     # the most upright it was on the way
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, float]:
+        keys = ("travel", "lateral", "yaw", "rise", "end_tilt", "max_tilt", "end_height",
+                "trunk_contact_s", "airborne_s", "saturation", "up")
+        out = {k: round(float(getattr(self, k)), 4) for k in keys}
+        out["end_on_feet"] = int(self.end_on_feet)
+        return out
+
+
+class Rollout:
+    """A physics body that starts every rollout from the same settled start:
+    the stand, or (`roll_start`) lying folded at that roll angle."""
+
+    def __init__(self, cfg: Config, world: World | None = None, roll_start: float | None = None) -> None:
+        self.cfg = cfg
+        self.robot = PhysicsRobot(cfg, world)
+        self.label = (world or World()).label
+        kin = _kinematics(cfg)
+        stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
+        self.stand = stand.reshape(-1)
+        hold = self.stand if roll_start is None else _fold(cfg)
+        self.robot.place(hold, (0.0 if roll_start is None else roll_start, 0.0, 0.0))
+        kp, kd = cfg.gains["recovery"].kp, cfg.gains["recovery"].kd
+        zero = np.zeros(cfg.num_joints)
+        for _ in range(int(SETTLE_S * cfg.tick_hz)):
+            self.robot.step(hold, zero, kp, kd, zero, cfg.dt)
+        self.fall_tilt = 1.2 if roll_start is None else math.inf   # a roll-over is all tilt
+        m = self.robot.model
+        self.state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_PHYSICS))
+        mujoco.mj_getState(m, self.robot.data, self.state, mujoco.mjtState.mjSTATE_PHYSICS)
+        self.feet = {m.geom(g).id for g in range(m.ngeom) if m.geom(g).name.endswith("_foot")}
+        self.ground = self.robot.is_ground
+        self.trunk = m.body("trunk").id
+
+    def run(self, traj: Trajectory) -> Outcome:
+        cfg, robot = self.cfg, self.robot
+        m, d = robot.model, robot.data
+        mujoco.mj_setState(m, d, self.state, mujoco.mjtState.mjSTATE_PHYSICS)
+        mujoco.mj_forward(m, d)
+        kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+        q0 = robot.q
+        kernel.track(q0)
+        play = TrajectoryPlayback(traj, cfg.dt)
+        tick0 = 1000
+        play.start(kernel, tick0, q0)
+        start = d.qpos[:3].copy()
+        yaw0 = quat_rpy(d.qpos[3:7])[2]
+        out = Outcome()
+        total = traj.total_ticks + int(AFTER_S * cfg.tick_hz)
+        apex = start[2]
+        saturated = 0
+        yaw_prev, yaw_turned = yaw0, 0.0
+        for i in range(total):
+            tick = tick0 + i
+            play.step(tick)
+            kernel.step(tick * cfg.dt)
+            robot.step(kernel.pos, kernel.vel, kernel.kp, kernel.kd, kernel.tau, cfg.dt)
+            saturated += bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9))
+            roll, pitch, yaw = quat_rpy(d.qpos[3:7])
+            yaw_turned += (yaw - yaw_prev + math.pi) % (2 * math.pi) - math.pi
+            yaw_prev = yaw
+            tilt = max(abs(roll), abs(pitch))
+            out.max_tilt = max(out.max_tilt, tilt)
+            apex = max(apex, float(d.qpos[2]))
+            touching = self._touching()
+            if not touching:
+                out.airborne_s += cfg.dt
+            if touching - self.feet:
+                out.trunk_contact_s += cfg.dt
+            up = float(d.xmat[self.trunk][8])       # the trunk's z axis, world z component
+            out.best_up = max(out.best_up, up)
+            if tilt > self.fall_tilt:
+                out.fell = True
+                break
+        c, s = math.cos(yaw0), math.sin(yaw0)
+        moved = d.qpos[:3] - start
+        out.travel = float(c * moved[0] + s * moved[1])
+        out.lateral = float(-s * moved[0] + c * moved[1])
+        out.yaw = yaw_turned
+        out.rise = apex - float(start[2])
+        roll, pitch, _ = quat_rpy(d.qpos[3:7])
+        out.end_tilt = max(abs(roll), abs(pitch))
+        out.end_height = float(d.qpos[2])
+        out.up = float(d.xmat[self.trunk][8])
+        touching = self._touching()
+        out.end_on_feet = touching == self.feet
+        out.saturation = saturated / max(1, total)
+        return out
+
+    def _touching(self) -> set[int]:
+        d = self.robot.data
+        pairs = d.contact.geom[:d.ncon]
+        ground = self.ground[pairs]
+        return set(pairs[ground[:, 1], 0].tolist()) | set(pairs[ground[:, 0], 1].tolist())
+
+
+# Inside these bands a jump meets its SPEC target with room to spare (the
+# targets: turns ±10°, travel ±0.1 m); outside them the cost climbs steeply.
+TURN_BAND = 0.10          # rad
+TRAVEL_BAND = 0.06        # m
+
+
+def _outside(error: float, band: float) -> float:
+    return (max(0.0, abs(error) - band) / 0.01) ** 2
+
+
+def cost(goal: Goal, o: Outcome, stand_height: float) -> float:
+    """Lower is better; each term is about 1 at its tolerance."""
+    if goal.roll_start is not None:
+        # Upright at the end; how upright it got on the way guides the search.
+        return (1.0 - o.up) - 0.5 * (1.0 + o.best_up) + 2.0 * o.saturation
+    j = 0.0
+    if goal.turning:
+        j += ((o.yaw - goal.yaw) / 0.05) ** 2 + (math.hypot(o.travel, o.lateral) / 0.1) ** 2
+        j += _outside(o.yaw - goal.yaw, TURN_BAND)
+    else:
+        j += (o.yaw / 0.08) ** 2 + (o.lateral / 0.08) ** 2
+        if goal.rise > 0:
+            j += (max(0.0, goal.rise - o.rise) / 0.02) ** 2 + (o.travel / 0.1) ** 2
+        else:
+            j += ((o.travel - goal.travel) / 0.05) ** 2 + _outside(o.travel - goal.travel, TRAVEL_BAND)
+    j += 200.0 * o.trunk_contact_s + (0.0 if o.end_on_feet else 20.0) + (100.0 if o.fell else 0.0)
+    j += (o.end_tilt / 0.1) ** 2 + (max(0.0, o.max_tilt - 0.4) / 0.1) ** 2
+    j += ((o.end_height - stand_height) / 0.03) ** 2
+    j += 2.0 * o.saturation
+    return j
+
+
+# -- the search ---------------------------------------------------------------
+
+_worker: dict[str, Any] = {}
+
+
+def _init(config_path: str, goal_name: str, worlds: Sequence[World]) -> None:
+    cfg = load_config(config_path)
+    _worker["cfg"] = cfg
+    _worker["goal"] = GOALS[goal_name]
+    _worker["rollouts"] = [Rollout(cfg, w, GOALS[goal_name].roll_start) for w in worlds]
+
+
+def _evaluate(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
+    cfg, goal = _worker["cfg"], _worker["goal"]
+    traj = build(cfg, goal, x)
+    rows = []
+    for r in _worker["rollouts"]:
+        o = r.run(traj)
+        rows.append({"world": r.label, **o.as_dict(), "cost": round(cost(goal, o, cfg.stand_height), 4)})
+    costs = [row["cost"] for row in rows]
+    # A jump must work in every world; a roll-over is retried by the recovery
+    # stand as its IMU says, so it is judged on its average.
+    return (float(np.mean(costs)) if goal.roll_start is not None else max(costs)), rows
+
+
+@dataclass
+class Result:
+    x: np.ndarray
+    cost: float
+    outcomes: list[dict[str, Any]]
+    evaluations: int
+    generations: int
+
+
+def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
+             generations: int = 60, population: int = 0, sigma: float = 0.25, seed: int = 1,
+             workers: int = 0, start: Sequence[float] | None = None,
+             progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None) -> Result:
+    """CMA-ES over the goal's parameters, each scaled to [0, 1] between its
+    bounds; a candidate's cost is its worst over `worlds` (a roll-over's: its
+    mean)."""
+    import cma  # the optimiser's own dependency, loaded only here
+
+    params = goal.params(load_config(config_path))
+    low = np.array([p.low for p in params])
+    span = np.array([p.high for p in params]) - low
+    x0 = np.array(start if start is not None else [p.start for p in params], dtype=float)
+    options = {"bounds": [0.0, 1.0], "seed": seed, "verbose": -9, "maxiter": generations}
+    if population:
+        options["popsize"] = population
+    es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
+    procs = workers or max(1, min(len(os.sched_getaffinity(0)), 8))
+    best = Result(x0, math.inf, [], 0, 0)
+    ctx = get_context("fork")
+    with ctx.Pool(procs, _init, (config_path, goal.name, list(worlds))) as pool:
+        while not es.stop():
+            unit = es.ask()
+            xs = [low + span * np.clip(u, 0, 1) for u in unit]
+            results = pool.map(_evaluate, xs)
+            es.tell(unit, [c for c, _ in results])
+            best.evaluations += len(xs)
+            best.generations += 1
+            i = int(np.argmin([c for c, _ in results]))
+            if results[i][0] < best.cost:
+                best.x, best.cost, best.outcomes = xs[i], results[i][0], results[i][1]
+            if progress is not None:
+                progress(best.generations, best.cost, best.outcomes)
+    return best

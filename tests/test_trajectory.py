@@ -1,0 +1,147 @@
+"""Optimised joint trajectories (controller/motion/trajectory.py): the file
+format's checks, the playback's timing on the kernel, and the shipped jump
+files (config/trajectories/cyberdog2) against the robot and each other."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from controller.behaviours.base import make_robot
+from controller.motion.trajectory import Phase, Trajectory, TrajectoryError, TrajectoryPlayback, load
+from controller.robot.config import load_config
+from controller.robot.native import Kernel
+from controller.sim.motion_optimiser import GOALS, build, mirror
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = load_config(ROOT / "config" / "cyberdog2.yaml")
+DIR = ROOT / "config" / "trajectories" / "cyberdog2"
+JUMP_FILES = {0: "JumpYawLeft", 1: "JumpLong", 3: "JumpYawRight", 6: "JumpHigh"}
+STAND = make_robot(CFG, Kernel(CFG.q_min, CFG.q_max, CFG.v_max)).stand_pose()
+
+
+def two_phase() -> Trajectory:
+    n = CFG.num_joints
+    crouch = STAND + np.tile([0.0, -0.2, 0.4], 4)
+    return Trajectory("t", (
+        Phase("crouch", 100, "quintic", crouch, np.full(n, 50.0), np.full(n, 1.0), np.zeros(n)),
+        Phase("push", 40, "linear", STAND, np.full(n, 20.0), np.full(n, 0.5),
+              np.tile([0.0, 2.0, -5.0], 4)),
+    ))
+
+
+def write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "J.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_a_trajectory_survives_its_own_file_exactly_to_the_written_digits(tmp_path):
+    traj = two_phase()
+    path = tmp_path / "T.yaml"
+    path.write_text(traj.to_yaml(CFG.tick_hz, CFG.joint_names, "a header"))
+    assert path.read_text().startswith("# a header\n")
+    back = load(path, CFG.joint_names, CFG.tick_hz)
+    assert [p.ticks for p in back.phases] == [100, 40]
+    for a, b in zip(traj.phases, back.phases):
+        assert (a.name, a.profile) == (b.name, b.profile)
+        for key in ("q", "kp", "kd", "tau"):
+            np.testing.assert_allclose(getattr(b, key), getattr(a, key), atol=5e-5)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"joints": ["a"] * 12}, "are not this robot's"),
+    ({"phases": []}, "non-empty list"),
+    ({"phases": [{"duration_ms": 0}]}, "duration_ms must be a number > 0"),
+    ({"phases": [{"duration_ms": 10, "profile": "step"}]}, "profile must be one of"),
+    ({"phases": [{"duration_ms": 10, "q": [0.0] * 11}]}, "`q` must be 12 numbers"),
+    ({"phases": [{"duration_ms": 10, "speed": 1}]}, "unknown keys ['speed']"),
+])
+def test_a_broken_file_is_refused_with_its_place_and_reason(tmp_path, change, message):
+    good = yaml.safe_load(two_phase().to_yaml(CFG.tick_hz, CFG.joint_names))
+    doc = {**good, **change}
+    if "phases" in change and change["phases"]:
+        doc["phases"] = [{**good["phases"][0], **change["phases"][0]}]
+    path = write(tmp_path, doc)
+    with pytest.raises(TrajectoryError) as err:
+        load(path, CFG.joint_names, CFG.tick_hz)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("q", 3.0, "outside its limits"), ("tau", 13.0, "over its torque limit"), ("kp", -1.0, "kp and kd"),
+])
+def test_the_robot_check_names_the_joint_and_the_limit(field, value, message):
+    traj = two_phase()
+    bad = getattr(traj.phases[1], field).copy()
+    bad[2] = value
+    phases = (traj.phases[0], Phase(**{**traj.phases[1].__dict__, field: bad}))
+    with pytest.raises(TrajectoryError, match=message):
+        Trajectory("t", phases).check(CFG, CFG.torque_limit)
+
+
+def test_playback_reaches_each_phase_target_at_its_end_tick_with_its_gains_and_torques():
+    traj = two_phase()
+    k = Kernel(CFG.q_min, CFG.q_max, CFG.v_max, step_max=CFG.v_max * CFG.dt)
+    start = STAND.copy()
+    k.track(start)
+    play = TrajectoryPlayback(traj, CFG.dt)
+    t0 = 700
+    play.start(k, t0, start)
+    seen = {}
+    for tick in range(t0, t0 + 150):
+        play.step(tick)
+        k.step(tick * CFG.dt)
+        seen[tick - t0] = (k.pos.copy(), k.kp.copy(), k.tau.copy(), play.phase)
+    crouch, push = traj.phases
+    np.testing.assert_allclose(seen[100][0], crouch.q, atol=1e-12)        # the crouch's end
+    assert seen[99][3] is crouch and seen[100][3] is push
+    np.testing.assert_array_equal(seen[100][1], push.kp)
+    np.testing.assert_array_equal(seen[100][2], push.tau)
+    np.testing.assert_allclose(seen[140][0], push.q, atol=1e-12)          # the push's end
+    assert seen[140][3] is None and play.done
+    np.testing.assert_array_equal(seen[140][2], 0.0)       # no feed-forward after the last phase
+    assert k.flagged == 0
+
+
+@pytest.mark.parametrize("gait, name", sorted(JUMP_FILES.items()))
+def test_every_shipped_jump_loads_and_fits_the_robot(gait, name):
+    traj = load(DIR / f"{name}.yaml", CFG.joint_names, CFG.tick_hz)
+    traj.check(CFG, CFG.torque_limit)
+    assert [p.name for p in traj.phases] == ["crouch", "push", "flight", "land", "settle"]
+    np.testing.assert_allclose(traj.phases[-1].q, STAND, atol=0.01)     # it ends at the stand
+    assert np.any(traj.phases[1].tau != 0), "the push drives torque"
+
+
+def test_the_command_line_offers_exactly_the_optimiser_s_goals():
+    from controller.cli.optimise_cmd import MOTIONS
+    assert sorted(MOTIONS) == sorted(GOALS)
+
+
+def test_the_right_turn_is_the_mirror_image_of_the_left_and_mirroring_twice_is_identity():
+    left = load(DIR / "JumpYawLeft.yaml", CFG.joint_names, CFG.tick_hz)
+    right = load(DIR / "JumpYawRight.yaml", CFG.joint_names, CFG.tick_hz)
+    made = mirror(left, CFG, "R")
+    again = mirror(made, CFG, "L")
+    for a, b, c in zip(made.phases, right.phases, again.phases):
+        assert a.ticks == b.ticks
+        for key in ("q", "kp", "kd", "tau"):
+            np.testing.assert_allclose(getattr(a, key), getattr(b, key), atol=5e-5)
+        orig = left.phases[[p.name for p in left.phases].index(c.name)]
+        np.testing.assert_array_equal(c.q, orig.q)
+
+
+@pytest.mark.parametrize("gait, goal", [(1, "forward"), (6, "up"), (0, "yaw-left")])
+def test_a_shipped_jump_is_the_optimiser_s_build_of_its_recorded_parameters(gait, goal):
+    path = DIR / f"{JUMP_FILES[gait]}.yaml"
+    traj = load(path, CFG.joint_names, CFG.tick_hz)
+    meta = traj.meta
+    assert meta is not None and meta["goal"] == goal
+    params = meta["parameters"]
+    rebuilt = build(CFG, GOALS[goal], [params[p.name] for p in GOALS[goal].params(CFG)])
+    for a, b in zip(rebuilt.phases, traj.phases):
+        assert a.ticks == b.ticks and a.profile == b.profile
+        for key in ("q", "kp", "kd", "tau"):
+            np.testing.assert_allclose(getattr(a, key), getattr(b, key), atol=2e-4)
