@@ -8,6 +8,7 @@ the joint command once per tick.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -184,6 +185,26 @@ class BlockClock:
             return True
         self.count += 1
         return False
+
+
+def replay_refusal(name: str, playing: int | None, gait: int, errors: dict[int, str],
+                   known: Iterable[int]) -> str | None:
+    """Why a mode that replays one motion per gait id (16, 64) refuses gait
+    `gait`: another gait is playing (`playing`; SPEC §11: the reference
+    freezes), the gait's motion was refused at start, or it has none."""
+    if playing is not None and gait != playing:
+        return f"{name} is playing gait {playing}; send another mode before gait {gait}"
+    if gait in errors:
+        return f"{name} gait {gait} was refused at start: {errors[gait]}"
+    if gait not in known:
+        return f"gait {gait} is not a {name} motion (known: {sorted(known)})"
+    return None
+
+
+def landed(body: BodyEstimate, contact_force: float, still_rate: float) -> bool:
+    """Every foot carries contact_force N by the estimate and the body turns
+    slower than still_rate rad/s: back on the ground after a jump."""
+    return bool(np.all(body.force[:, 2] >= contact_force)) and float(np.linalg.norm(body.gyro)) < still_rate
 
 
 def percent(count: int, total: int) -> int:

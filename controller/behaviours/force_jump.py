@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext
+from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext, landed
 from controller.robot.native import LINEAR
 
 GAITS = frozenset({1, 4})
@@ -92,9 +92,8 @@ class ForceJump(Behaviour):
                 self.stage = "landing"
         elif self.stage == "landing":
             body = ctx.body
-            loaded = body is None or bool(np.all(body.force[:, 2] >= self.cfg.estimator.contact_force))
-            still = body is None or float(np.linalg.norm(body.gyro)) < STILL_RATE
-            self.still = self.still + 1 if loaded and still else 0
+            down = body is None or landed(body, self.cfg.estimator.contact_force, STILL_RATE)
+            self.still = self.still + 1 if down else 0
             if self.still * self.robot.dt >= SETTLE_S:
                 self.stage = "done"
 

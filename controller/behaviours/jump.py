@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.behaviours.base import Behaviour, Robot, TickContext, landed, replay_refusal
 from controller.motion.trajectory import Trajectory, TrajectoryError, TrajectoryPlayback, find
 from controller.protocol.block import Block
 from controller.robot.config import ScriptedModeConfig
@@ -69,14 +69,8 @@ class TrajectoryMode(Behaviour):
         return phase is None or phase.name not in DYNAMIC_PHASES
 
     def refuses(self, block: Block) -> str | None:
-        if self.active and block.gait_id != self.gait:
-            return (f"{self.name} is playing gait {self.gait}; send another mode before "
-                    f"gait {block.gait_id}")
-        if block.gait_id in self.errors:
-            return f"{self.name} gait {block.gait_id} was refused at start: {self.errors[block.gait_id]}"
-        if block.gait_id not in self.trajectories:
-            return f"gait {block.gait_id} is not a {self.name} motion (known: {sorted(self.trajectories)})"
-        return None
+        return replay_refusal(self.name, self.gait if self.active else None, block.gait_id,
+                              self.errors, self.trajectories)
 
     def enter(self, ctx: TickContext) -> None:
         self.active = True
@@ -104,12 +98,12 @@ class TrajectoryMode(Behaviour):
         else:
             rot = body.rot
             tilt = max(abs(math.atan2(rot[2, 1], rot[2, 2])), abs(math.asin(max(-1.0, min(1.0, -rot[2, 0])))))
-            landed = bool(np.all(body.force[:, 2] >= self.cfg.estimator.contact_force))
-            still = float(np.linalg.norm(body.gyro)) < STILL_RATE
-            self.still = self.still + 1 if landed and still and tilt < UPRIGHT else 0
+            down = landed(body, self.cfg.estimator.contact_force, STILL_RATE)
+            self.still = self.still + 1 if down and tilt < UPRIGHT else 0
             if ctx.tick - self.end_tick > LAND_TIMEOUT_S * self.cfg.tick_hz and self.still == 0:
+                loads = ", ".join(f"{f:.0f}" for f in body.force[:, 2])
                 self.failed = (f"not settled on four feet {LAND_TIMEOUT_S:g} s after the jump: "
-                               f"tilt {tilt:.2f} rad, feet loaded {landed}, turn rate "
+                               f"tilt {tilt:.2f} rad, foot loads {loads} N, turn rate "
                                f"{float(np.linalg.norm(body.gyro)):.2f} rad/s")
                 return
         if self.still >= max(1, self.settle_ticks):

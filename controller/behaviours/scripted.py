@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.behaviours.base import Behaviour, Robot, TickContext, replay_refusal
 from controller.motion.playback import ScriptPlayback
 from controller.motion.script_library import ScriptLibrary
 from controller.motion.scripts import Script
@@ -72,15 +72,8 @@ class ScriptedMode(Behaviour):
             if block.script is None:
                 return f"{self.name} plays script requests (script_request), not commands"
             return None
-        if self.active and block.gait_id != self.gait:
-            # SPEC §11: the reference freezes; motiond refuses a new gait mid-motion.
-            return (f"{self.name} is playing gait {self.gait}; send another mode before "
-                    f"gait {block.gait_id}")
-        if block.gait_id in self.errors:
-            return f"{self.name} gait {block.gait_id} was refused at start: {self.errors[block.gait_id]}"
-        if block.gait_id not in self.chains:
-            return f"gait {block.gait_id} is not a {self.name} motion (known: {sorted(self.chains)})"
-        return None
+        return replay_refusal(self.name, self.gait if self.active else None, block.gait_id,
+                              self.errors, self.chains)
 
     def enter(self, ctx: TickContext) -> None:
         self.active = True

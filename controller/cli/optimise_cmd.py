@@ -57,6 +57,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--start", type=Path, metavar="FILE",
                    help="start from the parameters a trajectory file of this motion records "
                         "(default: the optimiser's generic guess)")
+    p.add_argument("--sigma", type=float, default=None, metavar="S",
+                   help="CMA-ES's initial step, as a share of each parameter's range "
+                        "(default: 0.25, or 0.08 with --start, to refine near it)")
     p.add_argument("--nominal", action="store_true",
                    help="score in the unchanged world only (faster, no margins)")
     p.set_defaults(func=run)
@@ -85,9 +88,10 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if cfg.kind != "quadruped" or cfg.num_joints != 12:
         print(f"motionctl: optimise: {cfg.path} is not a 12-joint quadruped", file=sys.stderr)
         return EXIT_ERROR
-    if args.generations < 1 or args.population < 0 or args.workers < 0:
-        print("motionctl: optimise: --generations >= 1, --population and --workers >= 0",
-              file=sys.stderr)
+    sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
+    if args.generations < 1 or args.population < 0 or args.workers < 0 or not 0.0 < sigma <= 1.0:
+        print("motionctl: optimise: --generations >= 1, --population and --workers >= 0, "
+              "--sigma in (0, 1]", file=sys.stderr)
         return EXIT_ERROR
     goal = GOALS[args.motion]
     start = None
@@ -108,8 +112,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
               flush=True)
 
     result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
-                      population=args.population, seed=args.seed, workers=args.workers,
-                      start=start, progress=progress)
+                      population=args.population, sigma=sigma, seed=args.seed,
+                      workers=args.workers, start=start, progress=progress)
     meta = {
         "goal": args.motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
         "generations": result.generations, "seed": args.seed,
