@@ -7,7 +7,9 @@ settled, 100 five ticks later. While any joint lags its target by more than
 the stuck threshold, the stage clock stops, so a blocked leg is not rushed.
 
 A fallen robot rolls over first (SPEC: "rolls over first if fallen"): with a
-state estimate (a fresh IMU), a body more than 60 degrees from upright plays
+state estimate (a fresh IMU), a body more than 60 degrees from upright (on
+entry, or any tick of the stand plan: the IMU may come in late, the body may
+fall) plays
 the config's roll-over (`scripts.recovery.roll_back`, optimised in physics by
 `motionctl optimise roll-back`; CyberDog 2 lying on a side with its legs
 folded falls onto its back, so one roll-over serves both). After each roll
@@ -247,6 +249,9 @@ class RecoveryStand(Behaviour):
             self._run_roll(ctx)
             return
         if self.failed is not None:
+            return
+        if not self.lie_side and self._start_roll(ctx):
+            self.bar = 0       # the IMU came in, or the body fell: roll over first
             return
         if self.index >= len(self.stages):
             self.done_ticks += 1

@@ -1,0 +1,81 @@
+"""The recovery stand (12) from a fall, in physics: the robot lying on its
+back, on either side or on its belly rolls over with the config's optimised
+roll-over (config/trajectories/cyberdog2/RollBack, and its mirror image) as
+its IMU says, then stands. Judged on the simulator's ground truth; the controller sees only
+joint_state and imu."""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from controller.behaviours.recovery import RecoveryStand
+from controller.motion.trajectory import load
+from controller.robot.config import Config, load_config
+from controller.sim.trial import Trial
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = load_config(ROOT / "config" / "cyberdog2.yaml")
+FEET = {f"{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}
+
+
+def stand_from(rpy: tuple[float, float, float], seconds: float = 8.0,
+               cfg: Config = CFG) -> tuple[Trial, float | None]:
+    """Lying folded at `rpy`, send 12; the time the bar first read 100 (None: never)."""
+    trial = Trial(cfg)
+    trial.robot.place(cfg.fold_pose, rpy)
+    trial.send(12)
+    for tick in range(int(seconds * cfg.tick_hz)):
+        trial.tick()
+        if trial.trace.bar[-1] == 100 and trial.trace.mode[-1] == 12:
+            return trial, (tick + 1) * cfg.dt
+    return trial, None
+
+
+@pytest.mark.parametrize("rpy", [(math.pi, 0.0, 0.0), (math.pi / 2, 0.0, 0.0), (-math.pi / 2, 0.0, 0.0),
+                                 (0.0, 0.0, 0.0)], ids=["back", "right side", "left side", "belly"])
+def test_a_fallen_robot_rolls_over_and_stands_within_6_s(rpy):
+    trial, done = stand_from(rpy)
+    assert done is not None and done <= 6.0, f"stood at {done} s"
+    truth = trial.robot.truth()
+    roll, pitch, _ = truth.rpy
+    assert max(abs(roll), abs(pitch)) < 0.1
+    assert truth.contacts == FEET
+    assert abs(truth.position[2] - CFG.stand_height) < 0.02
+    bars = np.array(trial.trace.bar)
+    assert np.all(np.diff(bars[bars >= 0]) >= 0), "progress never goes back"
+
+
+def test_upright_the_recovery_does_not_roll():
+    trial, done = stand_from((0.0, 0.0, 0.0))
+    rec = trial.ctl.fsm.behaviours[12]
+    assert isinstance(rec, RecoveryStand)
+    assert done is not None and rec.rolled == 0
+
+
+def test_a_roll_over_that_does_nothing_is_reported_failed_not_standing(tmp_path):
+    """Roll-overs that only fold the legs cannot turn the robot: after the
+    allowed rolls the recovery gives up at 0 % and says why."""
+    root = tmp_path / "cfg"
+    shutil.copytree(ROOT / "config", root)
+    shutil.copytree(ROOT / "gaits", tmp_path / "gaits")      # config paths are relative
+    folder = root / "trajectories" / "cyberdog2"
+    for name in ("RollBack",):
+        traj = load(folder / f"{name}.yaml", CFG.joint_names, CFG.tick_hz)
+        doc = yaml.safe_load((folder / f"{name}.yaml").read_text())
+        for phase in doc["phases"]:
+            phase["q"] = [float(v) for v in CFG.fold_pose]
+        (folder / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+        assert len(traj.phases) == len(doc["phases"])
+    cfg = load_config(root / "cyberdog2.yaml")
+    trial, done = stand_from((math.pi, 0.0, 0.0), seconds=12.0, cfg=cfg)
+    assert done is None
+    rec = trial.ctl.fsm.behaviours[12]
+    failure = rec.failure()
+    assert failure is not None and "after 4 roll-overs" in failure
+    assert "RECOVERY_STAND failed" in trial.ctl.counters.last_error
+    assert max(trial.trace.bar) == 0
