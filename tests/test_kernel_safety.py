@@ -131,6 +131,8 @@ def test_a_quadruped_velocity_limit_that_would_switch_the_step_limit_off_is_refu
         data[section][key] = str((ROOT / "config" / data[section][key]).resolve())
     data["scripts"]["directories"] = [str((ROOT / "config" / d).resolve())
                                       for d in data["scripts"]["directories"]]
+    data["scripts"]["trajectories"] = [str((ROOT / "config" / d).resolve())
+                                       for d in data["scripts"]["trajectories"]]
     path = tmp_path / "dog.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=r"joint_velocity_limit: each must be in \[0.1, 100\]"):

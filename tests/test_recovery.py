@@ -170,3 +170,27 @@ def test_sigterm_mid_trot_damps_for_100_ms_then_run_returns_0(monkeypatch: pytes
     responses = [msgs.robot_control_response_lcmt.decode(d) for c, d in bus.sent
                  if c == ch["response"]]
     assert responses[-1].mode == 7
+
+
+def test_the_timeout_lies_a_healthy_robot_down_actively_then_damps_reporting_7_0(
+        standing: Rig) -> None:
+    """README "Where motiond differs": the timeout's damper (SPEC §2.5, 7 gait 0)
+    lowers the body with the active lie-down, then goes passive on the same
+    tick counter; the client sees 7/0 and gait 0's progress as the SPEC has it.
+    In physics: the body comes down slower than 0.3 m/s (the passive collapse
+    hits the ground at 0.40 m/s)."""
+    from controller.sim.physics import PhysicsRobot
+    r = standing
+    assert isinstance(r.robot, PhysicsRobot)
+    r.run(600, heartbeat=False)                  # 0.5 s to the timeout, then lying down
+    assert r.mode == 7 and r.ctl.last_reported[:2] == (7, 0)
+    assert r.ctl.kernel.kp.any(), "lying down actively, not limp"
+    fastest = 0.0
+    for _ in range(1500):
+        r.tick(heartbeat=False)
+        fastest = min(fastest, float(r.robot.truth().velocity[2]))
+    assert fastest > -0.3
+    assert damped(r), "passive once lying (1.2 s interpolation + 0.8 s of damping)"
+    r.run(1000, heartbeat=False)                 # gait 0's bar: 100 from its 2000th tick
+    assert r.ctl.last_reported[:2] == (7, 0) and r.last.bar == 100
+    assert r.body_height() < 0.12
