@@ -33,11 +33,13 @@ class HumanoidPose(PoseCtrl):
         kp, kd = self.robot.gains("pose")
         self.kernel.set_gains(kp, kd)
 
-    def _start_relative(self, ctx: TickContext) -> None:
+    def _start_relative(self, ctx: TickContext, ticks: int) -> None:
         self.soles0 = self.robot.feet(self.q_block)
+        self.ticks = ticks
 
-    def _relative_target(self, ctx: TickContext, s: float) -> np.ndarray:
+    def _relative_target(self, ctx: TickContext, count: int) -> np.ndarray:
         block = ctx.block
+        s = min(1.0, count / self.ticks)
         centre = np.asarray(block.ctrl_point, dtype=float)
         rot = rotation_rpy(*(s * np.asarray(block.rpy_des, dtype=float)))
         shift = s * np.asarray(block.pos_des, dtype=float)

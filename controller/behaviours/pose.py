@@ -4,6 +4,12 @@ Gait 5: absolute body height, joint-space linear to the IK pose for that
 height. Any other gait: a relative Cartesian move over the block's duration,
 stance feet fixed while the body turns about ctrl_point and shifts, swing feet
 (contact bit 0) moved by foot_pose. Successive blocks accumulate.
+
+A block that lifts a foot first moves the body over the feet that stay down
+(its centre of mass SUPPORT_MARGIN inside their triangle, the least move that
+does), with every foot still on the ground, over the block's first SHIFT_SHARE (at most SHIFT_S); the commanded
+move runs over the rest. Lifting a leg with the body where it stood tips
+the robot over that corner (in physics: CyberDog 2 falls).
 """
 from __future__ import annotations
 
@@ -19,6 +25,11 @@ COMPLIANT_SWING_GAIT = 2
 CONTINUOUS_TICKS = 1_800_000  # D = 0 counts as this long
 LIMIT_MARGIN = 0.06           # rad inside the joint limits
 ENTRY_TOLERANCE = np.radians(8.0)
+SHIFT_SHARE = 0.4             # of a foot-lifting block: the body moves over the support first...
+SHIFT_S = 0.6                 # ...for at most this long
+SUPPORT_MARGIN = 0.06         # m: the centre of mass this far inside the other feet (the
+                              # soft pose gains let the body sag toward the lifted corner; at
+                              # 3 cm CyberDog 2 still tipped onto it lifting a rear foot)
 
 
 def stance_mask(contact: int, legs: int) -> np.ndarray:
@@ -27,6 +38,24 @@ def stance_mask(contact: int, legs: int) -> np.ndarray:
     if contact == 0:
         contact = ALL_LEGS
     return np.array([(contact >> i) & 1 == 1 for i in range(legs)])
+
+
+def inside_support(feet: np.ndarray, point: np.ndarray, margin: float) -> np.ndarray:
+    """`point` moved the least way (edge by edge) to lie at least `margin`
+    inside the convex polygon of `feet` (x, y; three or more), e.g. where the
+    centre of mass must go before a foot lifts."""
+    centre = feet.mean(axis=0)
+    order = np.argsort(np.arctan2(feet[:, 1] - centre[1], feet[:, 0] - centre[0]))
+    ring = feet[order]
+    p = np.array(point, dtype=float)
+    for _ in range(3):
+        for a, b in zip(ring, np.roll(ring, -1, axis=0)):
+            edge = b - a
+            inward = np.array([-edge[1], edge[0]]) / np.linalg.norm(edge)   # counter-clockwise ring
+            depth = float((p - a) @ inward)
+            if depth < margin:
+                p += (margin - depth) * inward
+    return p
 
 
 class PoseCtrl(Behaviour):
@@ -85,31 +114,46 @@ class PoseCtrl(Behaviour):
         dt = self.robot.dt
         self.kernel.move(start, target, ctx.t - dt, remaining * dt, LINEAR)
 
-    def _relative_target(self, ctx: TickContext, s: float) -> np.ndarray:
+    def _relative_target(self, ctx: TickContext, count: int) -> np.ndarray:
+        """The joint target `count` ticks into the block: first the shift over
+        the support (if a foot lifts), then the commanded move."""
         block = ctx.block
+        over = min(1.0, count / self.shift_ticks) if self.shift_ticks else 1.0
+        s = min(1.0, max(0.0, count - self.shift_ticks) / max(1, self.move_ticks))
         centre = np.asarray(block.ctrl_point)
         rot = rotation_rpy(*(s * np.asarray(block.rpy_des)))
-        shift = s * np.asarray(block.pos_des)
+        shift = s * np.asarray(block.pos_des) + over * self.support_shift
         # Feet fixed in the world, seen from the body after it turned and moved.
         stance = (self.feet0 - centre - shift) @ rot + centre
         swing = self.feet0 + s * np.asarray(block.foot_pose[:3])
+        if s == 0.0:
+            swing = self.feet0 - shift           # still on the ground while the body shifts
         feet = np.where(self.stance[:, None], stance, swing)
         q, _ = self.robot.kin.inverse(feet)
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
 
-    def _start_relative(self, ctx: TickContext) -> None:
-        """Where the feet are at the block's start, and which of them stand."""
+    def _start_relative(self, ctx: TickContext, ticks: int) -> None:
+        """Where the feet are at the block's start, which of them stand, and
+        (a foot lifting) how far the body must move over the others first."""
         legs = len(self.cfg.legs)
         self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
         self.stance = stance_mask(ctx.block.contact, legs)
+        self.support_shift = np.zeros(3)
+        self.shift_ticks = 0
+        if not self.stance.all() and self.stance.sum() >= 3:
+            com = self.cfg.balance.com_offset if self.cfg.balance is not None else np.zeros(3)
+            self.support_shift[:2] = inside_support(self.feet0[self.stance, :2], com[:2],
+                                                    SUPPORT_MARGIN) - com[:2]
+            self.shift_ticks = min(int(SHIFT_S / self.robot.dt), int(SHIFT_SHARE * ticks))
+        self.move_ticks = ticks - self.shift_ticks
 
     def _relative(self, ctx: TickContext, ticks: int) -> None:
         count = self.clock.count
         if count == 1:
-            self._start_relative(ctx)
-            self.q_next = self._relative_target(ctx, min(1.0, 1.0 / ticks))
+            self._start_relative(ctx, ticks)
+            self.q_next = self._relative_target(ctx, 1)
         now = self.q_next
-        self.q_next = self._relative_target(ctx, min((count + 1) / ticks, 1.0))
+        self.q_next = self._relative_target(ctx, min(count + 1, ticks))
         # Stream one tick: position now, velocity toward the next tick's target.
         self.kernel.move(now, self.q_next, ctx.t, self.robot.dt, LINEAR)
 
