@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from controller.motion.balance import BodyEstimate
+from controller.motion.forces import GRAVITY, leg_torques, weight_forces
 from controller.motion.planner import Planner
 from controller.protocol.block import Block
 from controller.robot.config import HUMANOID_LEG_GROUPS, Config, Geometry
@@ -74,6 +75,11 @@ class Robot:
         """Body origin above flat ground for joint angles q (wire order)."""
         raise NotImplementedError
 
+    def weight_support(self, body: BodyEstimate | None, stance: np.ndarray, out: np.ndarray) -> None:
+        """Feed-forward torques that carry the weight on the stance legs, into
+        `out`; none by default (the PD alone holds a pose)."""
+        out[:] = 0.0
+
 
 class QuadrupedRobot(Robot):
     kin: QuadrupedKinematics
@@ -92,6 +98,23 @@ class QuadrupedRobot(Robot):
 
     def body_height(self, q: np.ndarray) -> float:
         return self.kin.body_height(np.asarray(q).reshape(-1, 3))
+
+    def weight_support(self, body: BodyEstimate | None, stance: np.ndarray, out: np.ndarray) -> None:
+        """Into `out`: the feed-forward joint torques with which the stance
+        legs carry the robot's weight (config `balance` mass; vertical forces,
+        least squares, no moment about the centre of mass), so that
+        position-controlled poses do not sag by weight / kp. Zero without a
+        state estimate."""
+        out[:] = 0.0
+        bal = self.cfg.balance
+        if body is None or bal is None or not stance.any():
+            return
+        legs = np.flatnonzero(stance)
+        rot = body.rot
+        feet = body.feet[legs] - bal.com_offset
+        feet[:, 2] -= self.kin.foot_radius               # the contact point, not the ball's centre
+        f = weight_forces(feet @ rot.T, float(-bal.mass * GRAVITY[2]))
+        leg_torques(body.jacobian, rot, f, legs, out)
 
 
 class HumanoidRobot(Robot):

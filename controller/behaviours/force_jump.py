@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext, landed
+from controller.motion.forces import GRAVITY, leg_torques, wrench_forces
 from controller.robot.native import LINEAR
 
 GAITS = frozenset({1, 4})
@@ -31,7 +32,6 @@ RETURN_S = 0.15
 STILL_RATE = 0.6           # rad/s
 SETTLE_S = 0.1
 PUSH_KD = 0.0              # N m s/rad on the pushing joints: pure torque control
-GRAVITY = np.array([0.0, 0.0, -9.81])
 # acc_des is clamped to these (docs/VALIDATION.md): about 2 g up is more than
 # the legs' torque limits can give anyway.
 LINEAR_ACC_LIMIT = 20.0    # m/s^2, each of acc_des[3..5]
@@ -124,21 +124,8 @@ class ForceJump(Behaviour):
         torque = rot @ (bal.inertia * self.acc[:3])
         legs = np.flatnonzero(self.mask)
         r = (feet[legs] - bal.com_offset) @ rot.T
-        A = np.zeros((6, 3 * len(legs)))
-        for j, ri in enumerate(r):
-            A[:3, 3 * j:3 * j + 3] = np.eye(3)
-            A[3:, 3 * j:3 * j + 3] = np.array([[0.0, -ri[2], ri[1]], [ri[2], 0.0, -ri[0]],
-                                               [-ri[1], ri[0], 0.0]])
-        f = (np.linalg.pinv(A) @ np.concatenate([force, torque])).reshape(-1, 3)
-        f[:, 2] = np.maximum(f[:, 2], 0.0)
-        horizontal = np.linalg.norm(f[:, :2], axis=1)
-        cap = bal.friction * f[:, 2]
-        scale = np.where(horizontal > cap, cap / np.maximum(horizontal, 1e-9), 1.0)
-        f[:, :2] *= scale[:, None]
-        tau = self.tau.reshape(self.legs, 3)
-        tau[:] = 0.0
-        push = -(f @ rot)                      # each foot's push on the ground, body frame
-        tau[legs] = np.einsum("lji,lj->li", J[legs], push)
+        f = wrench_forces(r, force, torque, bal.friction)
+        leg_torques(J, rot, f, legs, self.tau)
         np.clip(self.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=self.tau)
         self.kernel.tau_ff[:] = self.tau
         self.kernel.hold(ctx.q)                # soft joints: no pull back to the start

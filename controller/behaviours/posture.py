@@ -110,6 +110,10 @@ class QpStand(Behaviour):
             self.pose = self.safe_pose.copy()
             self.rate[:] = 0.0
         self.kernel.hold(self.safe_q)
+        # The stance legs carry the weight by feed-forward: no sag of weight / kp.
+        down = stance_mask(block.contact, len(self.cfg.legs)) if self._incremental(ctx) \
+            else np.ones(len(self.cfg.legs), dtype=bool)
+        self.robot.weight_support(ctx.body, down, self.kernel.tau_ff)
 
     def _incremental_step(self, block: Block, new_block: bool) -> None:
         period = block.duration if block.duration > 0 else CONTINUOUS_PERIOD
