@@ -1,11 +1,15 @@
 """The orientation ESTOP of SPEC §5.8 in physics: a robot that falls over
-while trotting is made passive with ori_error set; one that is standing up
+while trotting or in a pose (21, motiond's addition) is made passive with
+ori_error set; one that is standing up
 (command 12) is not; without an IMU there is no such check. Judged on the
 controller's response and state, the fall itself made by a push on the
 physics body (ground truth says it fell)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+import pytest
 from harness import Rig
 
 from controller.core.fsm import ORIENTATION_LIMIT
@@ -29,8 +33,18 @@ def tip_over(rig: Rig) -> PhysicsRobot:
     return robot
 
 
-def test_a_robot_that_falls_while_trotting_is_stopped_with_ori_error() -> None:
-    rig = trotting()
+def posing() -> Rig:
+    rig = Rig()
+    rig.stand()
+    rig.send(21, 0, rpy_des=[0.0, 0.1, 0.0], duration=1000)
+    rig.run(500)
+    assert rig.mode == 21
+    return rig
+
+
+@pytest.mark.parametrize("start", [trotting, posing], ids=["trotting", "posing (21)"])
+def test_a_robot_that_falls_is_stopped_with_ori_error(start: Callable[[], Rig]) -> None:
+    rig = start()
     robot = tip_over(rig)
     fell_at = None
     for _ in range(1000):

@@ -66,6 +66,9 @@ class ScriptedMode(Behaviour):
         self.gait = 0
         self.tick = 0
         self.done_tick: int | None = None
+        self.rear_judged = False
+        self.failed: str | None = None
+        self.failed_bar = 0
 
     def refuses(self, block: Block) -> str | None:
         if self.mode_cfg is None:
@@ -78,6 +81,8 @@ class ScriptedMode(Behaviour):
     def enter(self, ctx: TickContext) -> None:
         self.active = True
         self.gait = ctx.block.gait_id
+        self.rear_judged = False
+        self.failed = None
         self.tick = ctx.tick
         self.done_tick = None
         start = self.entry_pose(ctx, ENTRY_TOLERANCE)
@@ -105,6 +110,28 @@ class ScriptedMode(Behaviour):
         self.playback.step(ctx.tick, ctx.q)
         if self.playback.done and self.done_tick is None:
             self.done_tick = ctx.tick
+        self._check_rear(ctx)
+
+    def _check_rear(self, ctx: TickContext) -> None:
+        """Config `rear_check`: the tick the named script has played, the
+        IMU's nose-up pitch must be at least min_pitch (64: the rear-up);
+        without a state estimate nothing is judged."""
+        check = self.mode_cfg.rear_check if self.mode_cfg else None
+        pb = self.playback
+        if check is None or pb is None or self.rear_judged or ctx.body is None:
+            return
+        names = [p.name for p in pb.script.parts]
+        if check[0] not in names or pb.parts_done(ctx.tick) <= names.index(check[0]):
+            return
+        self.rear_judged = True
+        nose_up = math.asin(max(-1.0, min(1.0, float(ctx.body.rot[2, 0]))))
+        if nose_up < check[1]:
+            self.failed_bar = self.progress(ctx)
+            self.failed = (f"did not rear up: the nose was {nose_up:.2f} rad up after {check[0]} "
+                           f"(rear_check.min_pitch {check[1]:g})")
+
+    def failure(self) -> str | None:
+        return self.failed
 
     def finished(self) -> bool:
         """The last frame has played and the settle time (landing) is over."""
@@ -122,6 +149,8 @@ class ScriptedMode(Behaviour):
             return 100
         if self.mode_cfg is None:
             return pb.position.progress
+        if self.failed is not None:
+            return self.failed_bar          # it plays on to land, but never reports done
         if self.mode_cfg.progress == "parts":
             parts = len(pb.script.parts)
             return 100 * pb.parts_done(ctx.tick) // parts if not self.finished() else 100

@@ -28,9 +28,10 @@ EDAMP_HOLD_TICKS = 1550
 ESTOP_HOLD_TICKS = 2000
 # Orientation ESTOP (SPEC §5.8): in these states, unless the command is 12,
 # a roll or pitch this large means the robot has fallen. motiond adds the jumps
-# (16, README "Differences"): a jump that lands on its side or back must not
-# end silently.
-ORIENTATION_CHECKED = (11, 3, 16, 81)
+# (16) and the poses (21, which mode-62 motions are mostly made of; README
+# "Where motiond differs"): a motion that ends on its side or back must not
+# end silently. Not 64: its rear-up is meant to pitch the body 1.2 rad.
+ORIENTATION_CHECKED = (11, 3, 16, 21, 81)
 ORIENTATION_LIMIT = 1.3          # rad
 RECOVERY_STAND = 12
 # LIFTED (SPEC §5.6, §5.8): checked in these states; the lifted state is

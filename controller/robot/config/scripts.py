@@ -28,6 +28,10 @@ class ScriptedModeConfig:
     settle_ms: float
     keeps_target: bool = False    # re-requesting the mode keeps a pending hand-over (SPEC §5.6)
     kind: str = "scripts"
+    # `rear_check: {after: SCRIPT, min_pitch: RAD}`: once SCRIPT of the chain
+    # has played, the IMU must show the nose up by at least RAD, else the
+    # motion failed (logged, never 100): 64's rear-up.
+    rear_check: tuple[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,15 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
                 raise er.fail("kind", f"{kind!r} is not one of {SCRIPTED_KINDS}")
             if kind == "trajectory" and not trajectories:
                 raise er.fail("kind", "a trajectory mode needs `scripts.trajectories` directories")
+            rear = None
+            if "rear_check" in er.data:
+                rc = er.sub("rear_check")
+                after = rc.get("after", str)
+                if not any(after in chain for chain in gaits.values()):
+                    raise rc.fail("after", f"{after!r} is in none of the mode's gaits")
+                rear = (after, rc.number("min_pitch", 0.0, 1.6))
             modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0),
-                                               er.get("keeps_target", bool, False), kind)
+                                               er.get("keeps_target", bool, False), kind, rear)
     rolls = None
     if "recovery" in sr.data:
         rr = sr.sub("recovery")
