@@ -249,6 +249,9 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m["saturation"] = float(np.mean(tr.saturated[start:]))
     touch = np.flatnonzero(other)
     m["touchdown_speed"] = float(np.linalg.norm(tr.velocity[start + touch[0]])) if len(touch) else 0.0
+    # A bounce: the fastest the trunk rose after it first touched the ground.
+    vz = np.array(tr.velocity[start:])[:, 2]
+    m["rebound"] = float(max(0.0, vz[touch[0]:].max())) if len(touch) else 0.0
     height_ok = np.abs(pos[:, 2] - stand) <= STAND_TOLERANCE[0]
     upright = tilt < STAND_TOLERANCE[1]
     reached = np.flatnonzero(height_ok & upright & ~other)
