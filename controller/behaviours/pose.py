@@ -7,16 +7,18 @@ stance feet fixed while the body turns about ctrl_point and shifts, swing feet
 
 A block that lifts a foot first moves the body over the feet that stay down
 (its centre of mass SUPPORT_MARGIN inside their triangle, the least move that
-does), with every foot still on the ground, over the block's first SHIFT_SHARE (at most SHIFT_S); the commanded
-move runs over the rest. Lifting a leg with the body where it stood tips
-the robot over that corner (in physics: CyberDog 2 falls).
+does), with every foot still on the ground, over the block's first
+SHIFT_SHARE (at most SHIFT_S); the commanded move runs over the rest. The
+next block with every foot down moves it back the same way. Lifting a leg
+with the body where it stood tips the robot over that corner (in physics:
+CyberDog 2 falls).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from controller.behaviours.base import Behaviour, BlockClock, TickContext, percent
-from controller.protocol.block import ALL_LEGS
+from controller.protocol.block import ALL_LEGS, FROM_FILLER
 from controller.robot.kinematics import rotation_rpy
 from controller.robot.native import LINEAR
 
@@ -27,6 +29,7 @@ LIMIT_MARGIN = 0.06           # rad inside the joint limits
 ENTRY_TOLERANCE = np.radians(8.0)
 SHIFT_SHARE = 0.4             # of a foot-lifting block: the body moves over the support first...
 SHIFT_S = 0.6                 # ...for at most this long
+FEET_LEVEL = 0.01             # m: feet this level are all down
 SUPPORT_MARGIN = 0.06         # m: the centre of mass this far inside the other feet (the
                               # soft pose gains let the body sag toward the lifted corner; at
                               # 3 cm CyberDog 2 still tipped onto it lifting a rear foot)
@@ -65,6 +68,7 @@ class PoseCtrl(Behaviour):
 
     def enter(self, ctx: TickContext) -> None:
         self.clock = BlockClock()
+        self.shifted = np.zeros(3)      # the body's shifts over the support so far
         self.entry: np.ndarray | None = self.entry_pose(ctx, ENTRY_TOLERANCE)
         self.kernel.hold(self.entry)
         self.kernel.tau_ff[:] = 0.0
@@ -125,9 +129,9 @@ class PoseCtrl(Behaviour):
         shift = s * np.asarray(block.pos_des) + over * self.support_shift
         # Feet fixed in the world, seen from the body after it turned and moved.
         stance = (self.feet0 - centre - shift) @ rot + centre
-        swing = self.feet0 + s * np.asarray(block.foot_pose[:3])
-        if s == 0.0:
-            swing = self.feet0 - shift           # still on the ground while the body shifts
+        # Swing feet move by foot_pose with the body; the support shift they
+        # make up for (on the ground while the body moves over the others).
+        swing = self.feet0 - over * self.support_shift + s * np.asarray(block.foot_pose[:3])
         feet = np.where(self.stance[:, None], stance, swing)
         q, _ = self.robot.kin.inverse(feet)
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
@@ -144,7 +148,16 @@ class PoseCtrl(Behaviour):
             com = self.cfg.balance.com_offset if self.cfg.balance is not None else np.zeros(3)
             self.support_shift[:2] = inside_support(self.feet0[self.stance, :2], com[:2],
                                                     SUPPORT_MARGIN) - com[:2]
+        elif self.stance.all() and self.shifted.any() and ctx.block.source != FROM_FILLER \
+                and np.ptp(self.feet0[:, 2]) < FEET_LEVEL:
+            # Every foot down again (a command says so, and the lifted one is
+            # back level with the others): the body goes back by the shifts it
+            # made, so relative steps that sum to zero end where they began (a
+            # hi-five). The hold after a lift (the filler) keeps the foot up.
+            self.support_shift = -self.shifted
+        if self.support_shift.any():
             self.shift_ticks = min(int(SHIFT_S / self.robot.dt), int(SHIFT_SHARE * ticks))
+        self.shifted = self.shifted + self.support_shift
         self.move_ticks = ticks - self.shift_ticks
 
     def _relative(self, ctx: TickContext, ticks: int) -> None:
