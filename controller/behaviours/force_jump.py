@@ -21,6 +21,8 @@ import math
 import numpy as np
 
 from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext, landed
+from controller.behaviours.jump import STILL_RATE
+from controller.behaviours.pose import stance_mask
 from controller.motion.forces import GRAVITY, leg_torques, wrench_forces
 from controller.robot.native import LINEAR
 
@@ -29,7 +31,6 @@ PUSH_MIN_S = 0.03
 PUSH_MAX_S = 0.25
 PUSH_REACH = 0.96
 RETURN_S = 0.15
-STILL_RATE = 0.6           # rad/s
 SETTLE_S = 0.1
 PUSH_KD = 0.0              # N m s/rad on the pushing joints: pure torque control
 # acc_des is clamped to these (docs/VALIDATION.md): about 2 g up is more than
@@ -64,8 +65,7 @@ class ForceJump(Behaviour):
         b = ctx.block
         self.gait = b.gait_id
         self.start = self.entry_pose(ctx, math.radians(8.0)).copy()
-        bits = [bool(b.contact >> i & 1) for i in range(self.legs)]
-        self.mask = np.array(bits) if any(bits) else np.ones(self.legs, dtype=bool)
+        self.mask = stance_mask(b.contact, self.legs)
         self.acc = np.array(b.acc_des[:6], dtype=float)
         np.clip(self.acc[:3], -ANGULAR_ACC_LIMIT, ANGULAR_ACC_LIMIT, out=self.acc[:3])
         np.clip(self.acc[3:], -LINEAR_ACC_LIMIT, LINEAR_ACC_LIMIT, out=self.acc[3:])

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from controller.motion.forces import GRAVITY
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config.estimator import EstimatorConfig
 from controller.robot.kinematics import QuadrupedKinematics, leg_mask_table
 from controller.robot.native import KalmanArithmetic, LegStatics
 
-GRAVITY = np.array([0.0, 0.0, -9.81])
 SUSPECT = 100.0        # how much less a leg without load is believed
 STILL_SPEED = 0.02     # m/s: below this estimated speed (and ...
 STILL_RATE = 0.02      # rad/s: ... a corrected body rate below this on every axis) it stands still

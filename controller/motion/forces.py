@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-GRAVITY = np.array([0.0, 0.0, -9.81])
+GRAVITY = np.array([0.0, 0.0, -9.81])   # m/s^2, world frame (the estimator's too)
 
 
 def wrench_forces(r: np.ndarray, force: np.ndarray, torque: np.ndarray, friction: float) -> np.ndarray:
