@@ -114,6 +114,19 @@ class Client:
         raise AssertionError(f"no matching response within {timeout} s; last: "
                              f"{last and (last.mode, last.gait_id, last.switch_status, last.order_process_bar)}")
 
+    def wait_status(self, predicate: Callable[[msgs.controller_status_t], bool],
+                    timeout: float) -> msgs.controller_status_t:
+        """The first controller_status heard so far (or within timeout) for which predicate holds."""
+        end = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                for _, s in self.status:
+                    if predicate(s):
+                        return s
+            if time.monotonic() >= end:
+                raise AssertionError(f"no matching controller_status within {timeout} s")
+            time.sleep(0.005)
+
     def close(self) -> None:
         self.running = False
         for t in self.threads:
@@ -186,8 +199,9 @@ def test_timeout_shows_mode_7_within_500_ms_plus_2_ticks(daemon):
     # The response carries no time; controller_status goes out on the same tick
     # (it is sent on every mode change) stamped with the daemon's tick time, so
     # the measurement does not include this client's own receive latency.
-    with client.lock:
-        first7 = next(s for _, s in client.status if s.mode == 7)
+    # Responses and status arrive on two sockets handled by two threads, so the
+    # status of the same tick may still be in flight when the response is seen.
+    first7 = client.wait_status(lambda s: s.mode == 7, 1.0)
     elapsed_ms = (first7.utime - sent_us) / 1e3
     print(f"timeout fallback after {elapsed_ms:.2f} ms")
     # Lower bound: 500 ms less 0.5 ms of wake-up jitter (the daemon counts whole ticks).
