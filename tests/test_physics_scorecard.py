@@ -53,12 +53,47 @@ def test_every_robot_and_every_gait_and_motion_has_rows() -> None:
 
 
 def test_foot_slip_is_the_slide_while_on_the_ground() -> None:
-    # One foot: on the ground for 3 samples sliding 2 cm, lifted, lands 10 cm on, slides 1 cm.
-    xs = [0.0, 0.01, 0.02, 0.5, 0.12, 0.13]
-    feet = np.array([[[x, 0.0, 0.0]] for x in xs])
+    # One foot at 1 m/s for one tick on the ground (counted from the next tick),
+    # 2 ticks sliding 1 cm each, lifted, lands, slides 0.5 cm once.
+    v = [0.0, 1.0, 1.0, 5.0, 0.0, 0.5]
+    slide = np.array([[[x, 0.0]] for x in v])
     down = frozenset({"FR_foot"})
     contacts = [down, down, down, frozenset(), down, down]
-    assert foot_slip(feet, contacts, ["FR_foot"]) == pytest.approx(0.02)
+    assert foot_slip(slide, contacts, ["FR_foot"], 0.01) == pytest.approx(0.02)
+
+
+BALL_XML = """<mujoco><option timestep="0.001"/><worldbody>
+  <geom type="plane" size="5 5 0.1" friction="{mu} 0.005 0.0001"/>
+  <body pos="0 0 {r}"><freejoint/>
+    <geom type="{kind}" size="{r} {r} {r}" mass="1" friction="{mu} 0.005 0.0001"/><site name="c"/></body>
+</worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("kind, mu, slides", [("sphere", 1.0, False), ("box", 0.0, True)])
+def test_contact_slide_counts_sliding_not_rolling(kind: str, mu: float, slides: bool) -> None:
+    # A ball set rolling at 0.5 m/s keeps its contact point still; a box on ice
+    # slides with its whole sole. Both centres travel.
+    import mujoco
+
+    from controller.sim.trial import contact_slide
+    r = 0.02
+    model = mujoco.MjModel.from_xml_string(BALL_XML.format(mu=mu, r=r, kind=kind))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    data.qvel[0] = 0.5
+    if kind == "sphere":
+        data.qvel[4] = 0.5 / r                # rolling: w_y = v / r
+    offset = np.array([[0.0, 0.0, -r]])
+    buffer, moved, start = np.zeros(6), np.zeros(2), data.qpos[0]
+    for _ in range(200):
+        mujoco.mj_step(model, data)
+        moved += contact_slide(model, data, [0], offset, buffer)[0] * model.opt.timestep
+    travel = data.qpos[0] - start
+    assert travel > 0.05
+    if slides:
+        assert moved[0] == pytest.approx(travel, rel=0.02)
+    else:
+        assert abs(moved[0]) < 0.05 * travel
 
 
 def test_judge_applies_the_per_command_tolerance() -> None:

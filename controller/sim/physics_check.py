@@ -503,7 +503,8 @@ def _row(trial: Trial, label: str, origin: int, a: int, b: int, lying: bool,
 def _slip(trial: Trial, a: int, b: int) -> float:
     """Worst foot slide over trace rows [a, b) (the scorecard's measure)."""
     tr = trial.trace
-    return foot_slip(np.array(tr.feet[a:b]), tr.contacts[a:b], trial.feet) if b > a else 0.0
+    return (foot_slip(np.array(tr.foot_slide[a:b]), tr.contacts[a:b], trial.feet, trial.cfg.dt)
+            if b > a else 0.0)
 
 
 def _tilt(trial: Trial, row: int) -> float:

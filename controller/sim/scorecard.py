@@ -216,7 +216,6 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     rpy = np.array(tr.rpy[start:])
     vel = np.array(tr.body_velocity[start:])
     contacts = tr.contacts[start:]
-    feet_pos = np.array(tr.feet[start:])
     dt = cfg.dt
     win = max(1, int(round(spec.get("window", 1.0) / dt)))
     tilt = np.max(np.abs(rpy[:, :2]), axis=1)
@@ -245,7 +244,7 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m["rear"] = float(max(0.0, -rpy[:, 1].min()))
     m["trunk_contact_s"] = float(other.sum() * dt)
     m["airborne_s"] = float(sum(1 for c in contacts if not c) * dt)
-    m["slip"] = foot_slip(feet_pos, contacts, trial.feet)
+    m["slip"] = foot_slip(np.array(tr.foot_slide[start:]), contacts, trial.feet, dt)
     m["saturation"] = float(np.mean(tr.saturated[start:]))
     touch = np.flatnonzero(other)
     m["touchdown_speed"] = float(np.linalg.norm(tr.velocity[start + touch[0]])) if len(touch) else 0.0
@@ -338,18 +337,21 @@ def belief_errors(odometry: np.ndarray, estimate: np.ndarray, pos: np.ndarray, y
     }
 
 
-def foot_slip(feet: np.ndarray, contacts: list[frozenset[str]], names: list[str]) -> float:
-    """Worst horizontal slide of a foot between touching down and lifting off."""
+def foot_slip(slide: np.ndarray, contacts: list[frozenset[str]], names: list[str],
+              dt: float) -> float:
+    """Worst horizontal slide of a foot between touching down and lifting off:
+    the velocity of the foot's material point at its contact (Trace.foot_slide,
+    (ticks, legs, 2)) integrated over each stance. A ball foot that rolls, or a
+    sole that pivots, without sliding does not count; its centre's travel would."""
     worst = 0.0
     for k, name in enumerate(names):
-        anchor: np.ndarray | None = None
+        moved: np.ndarray | None = None
         for i, touching in enumerate(contacts):
             if name in touching:
-                if anchor is None:
-                    anchor = feet[i, k, :2]
-                worst = max(worst, float(np.linalg.norm(feet[i, k, :2] - anchor)))
+                moved = np.zeros(2) if moved is None else moved + slide[i, k] * dt
+                worst = max(worst, float(np.hypot(*moved)))
             else:
-                anchor = None
+                moved = None
     return worst
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+import mujoco
 import numpy as np
 
 from controller import msgs
@@ -38,6 +39,10 @@ class Trace:
     body_velocity: list[np.ndarray] = field(default_factory=list)     # base frame, (vx, vy, wz)
     contacts: list[frozenset[str]] = field(default_factory=list)
     feet: list[np.ndarray] = field(default_factory=list)              # (legs, 3) world
+    # Horizontal world velocity of each foot's material point at its ground
+    # contact (under the ball's centre, at the sole's centre): a foot that rolls
+    # or pivots without sliding has none.
+    foot_slide: list[np.ndarray] = field(default_factory=list)        # (legs, 2)
     saturated: list[bool] = field(default_factory=list)               # a torque at its limit
     mode: list[int] = field(default_factory=list)
     gait: list[int] = field(default_factory=list)
@@ -46,6 +51,17 @@ class Trace:
     # The controller's own belief, for judging it against the truth above:
     odometry: list[tuple[float, float, float]] = field(default_factory=list)   # ctl.odom x, y, yaw
     estimate: list[np.ndarray] = field(default_factory=list)   # estimated world (vx, vy); NaN without
+
+
+def contact_slide(model: Any, data: Any, sites: list[int], to_contact: np.ndarray,
+                  buffer: np.ndarray) -> np.ndarray:
+    """Horizontal world velocity (len(sites), 2) of the material point at
+    site + to_contact[k] on each site's body: v_site + w x offset."""
+    out = np.empty((len(sites), 2))
+    for k, site in enumerate(sites):
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_SITE, site, buffer, 0)
+        out[k] = (buffer[3:] + np.cross(buffer[:3], to_contact[k]))[:2]
+    return out
 
 
 class Trial:
@@ -79,6 +95,13 @@ class Trial:
         self.recorder = recorder
         self.foot_sites = [model.site(f if f in sites else f.removesuffix("_foot") + "_sole").id
                            for f in self.feet]
+        # From the site to the contact point: a ball's radius straight down (its
+        # site is the centre); a sole's site is already on the sole.
+        self._to_contact = np.array([
+            [0.0, 0.0, -float(model.geom(f).size[0])]
+            if model.geom(f).type == mujoco.mjtGeom.mjGEOM_SPHERE else [0.0, 0.0, 0.0]
+            for f in self.feet])
+        self._site_velocity = np.zeros(6)
 
     def send(self, mode: int, gait_id: int = 0, duration: int = 0, **fields: Any) -> None:
         """A client command (fields as robot_control_cmd_lcmt names them); it is
@@ -122,6 +145,10 @@ class Trial:
         self.now_ns += self.tick_ns
         self._record(response)
 
+    def _foot_slide(self) -> np.ndarray:
+        return contact_slide(self.robot.model, self.robot.data, self.foot_sites,
+                             self._to_contact, self._site_velocity)
+
     def _record(self, response: Any) -> None:
         tr, robot = self.trace, self.robot
         truth = robot.truth()
@@ -134,6 +161,7 @@ class Trial:
         tr.body_velocity.append(np.array([body[0], body[1], (rot @ truth.angular_velocity)[2]]))
         tr.contacts.append(truth.contacts)
         tr.feet.append(robot.data.site_xpos[self.foot_sites].copy())
+        tr.foot_slide.append(self._foot_slide())
         tr.saturated.append(bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9)))
         odom, est = self.ctl.odom, self.ctl.estimator
         tr.odometry.append((odom.x, odom.y, odom.yaw))
