@@ -10,6 +10,16 @@ loader owns its checks, and a verdict is exactly what the daemon would say:
   field types and ranges, negative durations, a continuous (0-tick) step that
   would stall the motion, includes (resolved from the including file's
   directory and kept inside the motion directory, as the library does).
+* `.toml` starting `# Gait Def` / `# Gait Params`: an uploaded user gait
+  (SPEC §8), checked with the parsers the daemon runs on an upload
+  (`controller.motion.usergait.parse_gait_def` / `parse_gait_params`): the
+  first line decides, as on the `user_gait_file` channel. A Gait Def is
+  lenient (a section that does not fit is skipped with a warning naming its
+  line) and refused only when too large; Gait Params are refused for what
+  the upload refuses (invalid TOML with its line, a bad step, mode 62, ...).
+  Against --config, or else the first shipped robot with a quadruped gait
+  generator (config `locomotion`); a Gait Def on a robot without one fails,
+  as the upload is refused there.
 * `.yaml` / `.yml`: NUbots keyframe script, `controller.motion.scripts.load_script`:
   unknown joint ids, positions outside the joint limits, a frame too fast for
   a joint's velocity limit, durations that are not positive whole ms. A script
@@ -58,6 +68,7 @@ from controller.motion.mof import (
 from controller.motion.motions import load_motion
 from controller.motion.scripts import Script, ScriptError, load_script
 from controller.motion.steps import TICK_MS
+from controller.motion.usergait import DEF_HEADER, PARAMS_HEADER, parse_gait_def, parse_gait_params
 from controller.robot.config import Config, load_config
 from controller.robot.resources import CONFIG_DIR
 
@@ -65,7 +76,9 @@ from controller.robot.resources import CONFIG_DIR
 DEFAULT_MOF_CONFIG = CONFIG_DIR / "nao22.yaml"
 
 TOML, SCRIPT, MOF = "toml", "script", "mof"
+GAIT_DEF, GAIT_PARAMS = "gait_def", "gait_params"     # .toml files with a user-gait header
 KINDS = {".toml": TOML, ".yaml": SCRIPT, ".yml": SCRIPT, ".mof": MOF}
+USER_GAIT_KINDS = {DEF_HEADER: GAIT_DEF, PARAMS_HEADER: GAIT_PARAMS}
 _KNOWN = ", ".join(KINDS)
 
 
@@ -83,8 +96,23 @@ class Finding:
 
 
 def kind_of(path: Path) -> str | None:
-    """TOML, SCRIPT or MOF by the file's suffix; None for any other file."""
-    return KINDS.get(path.suffix.lower())
+    """TOML, SCRIPT or MOF by the file's suffix, and GAIT_DEF or GAIT_PARAMS
+    for a .toml whose text starts with `# Gait Def` or `# Gait Params` (the
+    daemon's upload tells the kinds apart the same way); None for any other file."""
+    kind = KINDS.get(path.suffix.lower())
+    return (user_gait_kind(path) or kind) if kind == TOML else kind
+
+
+def user_gait_kind(path: Path) -> str | None:
+    """GAIT_DEF or GAIT_PARAMS by the file's first characters, else None
+    (also when it cannot be read: the check then reports that)."""
+    longest = max(len(h) for h in USER_GAIT_KINDS)
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            head = f.read(longest)
+    except OSError:
+        return None
+    return next((k for h, k in USER_GAIT_KINDS.items() if head.startswith(h)), None)
 
 
 # -- entry points -----------------------------------------------------------------
@@ -146,15 +174,22 @@ def add_parser(sub: Any, physics: PhysicsFactory | None = None) -> argparse.Argu
     `physics` runs files in the simulator for --physics (e.g. a function that
     imports controller.sim.physics_check and returns its PhysicsCheck)."""
     parser = sub.add_parser(
-        "validate", help="check motion files (.toml, .yaml/.yml, .mof) without a robot",
+        "validate", help="check motion files (.toml, .yaml/.yml, .mof) and user gaits "
+                         "without a robot",
         description="Check motion files as the daemon would load them, and print one "
                     "line per file: OK or FAIL with the file, the place (step, frame or "
-                    "line) and the reason. .toml: CyberDog step-list motions; .yaml/.yml: "
+                    "line) and the reason. .toml: CyberDog step-list motions, or user gaits "
+                    "(SPEC §8) when the first line is '# Gait Def' or '# Gait Params', checked "
+                    "as the daemon checks an upload on user_gait_file; .yaml/.yml: "
                     "keyframe scripts, against --config or else each shipped robot config "
                     "that knows their joints; .mof: B-Human motion files, all linked as one "
                     "net. Directories are searched recursively. With --physics each file that "
                     "passes is also played in the simulator from a stand, with indented lines "
-                    "per step under its verdict. Exit code 0 if every file is ok (and, with "
+                    "per step under its verdict. Gait Params are uploaded with a Gait Def and "
+                    "run as mode 62/110: the one Def given with them (of several, the one in "
+                    "their directory), or else the only Def in their directory; without one "
+                    "they are not run. A Def no Params pair with walks in place as mode "
+                    "11/110 for a few cycles. Exit code 0 if every file is ok (and, with "
                     "--physics, none fell or touched the ground with more than its feet), "
                     "1 otherwise.")
     parser.add_argument("paths", nargs="+", metavar="PATH",
@@ -162,14 +197,16 @@ def add_parser(sub: Any, physics: PhysicsFactory | None = None) -> argparse.Argu
     # Its own dest: motionctl's top-level --config (the LCM setup) must not be
     # overwritten by this one's default.
     parser.add_argument("--config", dest="robot_config", metavar="PATH",
-                        help="robot config for .yaml scripts and .mof columns "
+                        help="robot config for .yaml scripts, .mof columns and user gaits "
                              "(default: scripts pick a shipped robot that knows their "
-                             "joints; .mof uses config/nao22.yaml)")
+                             "joints; .mof uses config/nao22.yaml; user gaits the first "
+                             "shipped robot with a quadruped gait generator)")
     parser.add_argument("--warnings", action="store_true",
                         help="also print the loaders' warnings under each file")
     parser.add_argument("--physics", action="store_true",
                         help="also run each file that passes in the MuJoCo simulator, from a "
-                             "stand, and print per step (block, frame or .mof line) whether the "
+                             "stand, and print per step (block, frame, .mof line, Gait Params "
+                             "step or Gait Def cycle) whether the "
                              "robot fell, trunk contact, foot slip and torque saturation; a fall "
                              "or trunk contact fails the file (see controller/sim/physics_check.py)")
     parser.set_defaults(func=run, physics_factory=physics)
@@ -304,7 +341,51 @@ class _Checker:
         self._robots: _RobotChoice | None = None
 
     def check(self, path: Path, kind: str) -> Finding:
+        if kind in (GAIT_DEF, GAIT_PARAMS):
+            return self.check_user_gait(path, kind)
         return self.check_toml(path) if kind == TOML else self.check_script(path)
+
+    # user gaits ---------------------------------------------------------------------
+    def check_user_gait(self, path: Path, kind: str) -> Finding:
+        """A Gait Def or Gait Params file, as the daemon parses the upload."""
+        if self.cfg is None and self.config_error is not None:
+            return Finding(path, f"{path}: cannot check against {self.config}: "
+                                 f"{self.config_error}", False)
+        cfg = self.cfg if self.cfg is not None else self._gait_robot()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return Finding(path, f"{path}: cannot read: {reason}", False)
+        warnings: list[str] = []
+        on = f", robot {cfg.robot}" if cfg is not None else ""
+        if kind == GAIT_DEF:
+            if cfg is not None and cfg.locomotion is None:
+                return Finding(path, f"{path}: robot {cfg.robot} has no quadruped gait generator "
+                                     "(config `locomotion`): the daemon refuses a Gait Def", False)
+            try:
+                gait = parse_gait_def(text, name=str(path), warnings=warnings)
+            except ValueError as exc:      # GaitDefError: too large
+                return Finding(path, str(exc), False, tuple(warnings))
+            summary = (f"Gait Def: {_plural(len(gait.sections), 'section')}, a "
+                       f"{_seconds(gait.period_s)} cycle{on}")
+            return _ok(path, summary, warnings, cfg)
+        tick_ms = 1000.0 / cfg.tick_hz if cfg is not None else TICK_MS
+        try:
+            blocks = parse_gait_params(text, tick_ms, name=str(path), warnings=warnings)
+        except ValueError as exc:          # StepError: document, line or step, key, reason
+            return Finding(path, str(exc), False, tuple(warnings))
+        seconds = sum(b.duration for b in blocks) * tick_ms / 1000.0
+        then = ", then continuous" if blocks[-1].duration == 0 else ""
+        summary = f"Gait Params: {_plural(len(blocks), 'step')}, {_seconds(seconds)}{then}{on}"
+        return _ok(path, summary, warnings, cfg)
+
+    def _gait_robot(self) -> Config | None:
+        """The first shipped robot with a quadruped gait generator (the only
+        kind that takes user gaits), or None."""
+        if self._robots is None:
+            self._robots = _RobotChoice(shipped_robots())
+        return next((c for c in self._robots.robots if c.locomotion is not None), None)
 
     # .toml ------------------------------------------------------------------------
     def check_toml(self, path: Path) -> Finding:
@@ -396,7 +477,7 @@ def _sequence_hint(path: Path) -> str:
         return ""
     if "mode" in steps[0] and not any("type" in t or "file" in t for t in steps):
         return (" (its steps set `mode` and no `type`: a command sequence or Gait Params "
-                "file, not a motion file)")
+                f"file, not a motion file; Gait Params start with the line {PARAMS_HEADER!r})")
     return ""
 
 

@@ -25,6 +25,19 @@ scorecard's rows do), then the file plays as the daemon plays it:
   file), over the ticks it played; a motion that loops while requested (stand)
   ends where its first pass does, as the daemon's playback does.
 
+* user gaits (SPEC §8; `.toml` files whose first line is `# Gait Def` or
+  `# Gait Params`): Gait Params need a Gait Def. They pair with the one Def
+  given in the same run; of several Defs given, with the one in their own
+  directory; with none given, with the only Def in their directory; otherwise
+  they are not run, with the reason. Both texts are published on the
+  controller's user_gait_file channel, UPLOAD_WAIT_S apart (a refusal is the
+  run's error), then mode 62/110 is sent and heart-beaten as for a step list:
+  one row per Params step. A Def that Params of the run pair with is played
+  under them (reported not run, naming them); a Def alone is uploaded and
+  walked in place as mode 11/110 with DEF_STEP_HEIGHT steps, for DEF_CYCLES
+  cycles or DEF_ALONE_S, whichever is longer: one row per cycle (cycles
+  shorter than DEF_ROW_S are grouped).
+
 After the motion, one more row ("after the end") covers SETTLE_S of what the
 robot does next (the queue's hold after a step list, the stand after a
 script).
@@ -51,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import shutil
 import tempfile
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -65,7 +79,26 @@ from controller.core.goals import EventKind, Reason
 from controller.motion.mof import EXTERN, JointLine, MofError, MotionNet, build_net
 from controller.motion.motions import SIT_DOWN_IDS, load_motion
 from controller.motion.scripts import SCRIPT_SUFFIX, load_script
-from controller.motion.validate import MOF, SCRIPT, TOML, Finding, kind_of, motion_root, shipped_robots
+from controller.motion.usergait import (
+    DEFAULT_LIMITS,
+    LOCOMOTION,
+    pack_landing_gain,
+    pack_step_heights,
+    parse_gait_def,
+    parse_gait_params,
+)
+from controller.motion.validate import (
+    GAIT_DEF,
+    GAIT_PARAMS,
+    MOF,
+    SCRIPT,
+    TOML,
+    Finding,
+    kind_of,
+    motion_root,
+    shipped_robots,
+)
+from controller.protocol.block import Block
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.robot.config import Config
 from controller.sim.mjcf import has_model
@@ -82,6 +115,11 @@ START_S = 1.0              # s the controller has to start the motion
 CONTINUOUS_S = 1.0         # s of a continuous last step judged (it holds until the next command)
 OVERRUN = (2.0, 2.0)       # the run gives up after 2 x the motion's length + 2 s
 STAND_MODE = 12
+UPLOAD_WAIT_S = 0.5        # s after each user-gait upload (the official example waits 0.5 s)
+DEF_CYCLES = 2             # a Gait Def alone walks in place at least this many cycles...
+DEF_ALONE_S = 3.0          # ...and at least this long
+DEF_STEP_HEIGHT = 0.04     # m, every foot (the example's front feet)
+DEF_ROW_S = 0.5            # s: shorter cycles are judged a few at a time
 FREE_MOTION_IDS = range(127, 0, -1)   # gait_id is an int8; the highest free id is used
 SCRIPT_REQUEST_ID = 17
 
@@ -199,6 +237,10 @@ class PhysicsCheck:
 
     def __init__(self, findings: Sequence[Finding]) -> None:
         self._mof = [f.path for f in findings if f.ok and kind_of(f.path) == MOF]
+        # User gaits: Params pair with a Def (see `_pair`); every Def given counts
+        # for the pairing, and one that failed validate is named as the reason.
+        self._defs = {f.path.resolve(): f for f in findings if kind_of(f.path) == GAIT_DEF}
+        self._params = [f.path for f in findings if f.ok and kind_of(f.path) == GAIT_PARAMS]
         self._net: MotionNet | None = None
         self._net_error = ""
         self._robots: list[Config] | None = None
@@ -215,6 +257,10 @@ class PhysicsCheck:
                     return self._script(finding)
                 if kind == MOF:
                     return self._mof_motion(finding)
+                if kind == GAIT_PARAMS:
+                    return self._gait_params(finding)
+                if kind == GAIT_DEF:
+                    return self._gait_def(finding)
         except Exception as exc:       # noqa: BLE001 - this file's failure; the rest still run
             return Report(path, error=f"the physics run crashed: {type(exc).__name__}: {exc}")
         return Report(path, not_run=f"no physics run for {path.suffix} files")
@@ -231,10 +277,9 @@ class PhysicsCheck:
                                                    f"(config `motions`), so no mode {MOTION_MODE}")
         if not has_model(cfg):
             return _no_model(path, cfg)
-        hz = cfg.tick_hz
-        blocks = load_motion(path, motion_root(path, cfg), 1000.0 / hz)
+        blocks = load_motion(path, motion_root(path, cfg), 1000.0 / cfg.tick_hz)
         trial = _standing(cfg)
-        library, queue = trial.ctl.motions, trial.ctl.queue
+        library = trial.ctl.motions
         assert library is not None          # cfg.motions is set
         motion_id = _configured_id(path, cfg)
         if motion_id is None:
@@ -245,39 +290,7 @@ class PhysicsCheck:
         else:
             how = f"played as mode {MOTION_MODE}/{motion_id}, its configured motion id"
         library.motions[motion_id] = blocks
-        hold = int(CONTINUOUS_S * hz)
-        steps = _Steps({i: f"step {i + 1} ({b.mode}/{b.gait_id}, "
-                           f"{_s(b.duration / hz) if b.duration else f'continuous, {_s(CONTINUOUS_S)} of it'})"
-                        for i, b in enumerate(blocks)},
-                       sum(b.duration or hold for b in blocks) / hz,
-                       {i for i, b in enumerate(blocks) if b.mode in LIE_DOWN_MODES})
-        keys: dict[int, Hashable] = {}      # uid of a block the queue plays -> its key
-
-        def locate() -> Hashable | None:
-            if not keys:
-                if queue.motion_id != motion_id or queue.motion_trigger == 0:
-                    return _WAITING
-                expanded = list(queue.blocks)
-                extra = len(expanded) - len(blocks)      # a sit-down exit, never after a stand
-                for i, block in enumerate(expanded):
-                    keys[block.uid] = i - extra if i >= extra else ("exit", i)
-                    if i < extra:
-                        steps.labels = {("exit", i): "sit-down exit", **steps.labels}
-            active = queue.active
-            if active is None or (active.duration == 0 and queue.timer >= hold):
-                return None      # a continuous last step holds until the next command
-            return keys.get(active.uid)
-
-        origin = len(trial.trace.t)
-        trial.send(MOTION_MODE, gait_id=motion_id)
-        run = _follow(trial, locate, steps.nominal_s)
-        if run.waiting:
-            reason = trial.ctl.motion_refusal or f"it stayed in mode {trial.trace.mode[-1]}"
-            return Report(path, cfg.robot, how, error=f"the controller did not start the motion "
-                                                      f"within {_s(START_S)}: {reason}")
-        # After the motion, what the queue does next (its hold), without the
-        # heartbeat that would start the motion again.
-        return _judge(trial, Report(path, cfg.robot, how), origin, run, steps, heartbeat=False)
+        return _play_steps(trial, Report(path, cfg.robot, how), blocks, motion_id)
 
     def _motion_robot(self, path: Path) -> Config | None:
         """The shipped robot with a motion library whose motion directory
@@ -291,6 +304,129 @@ class PhysicsCheck:
         if self._robots is None:
             self._robots = shipped_robots()
         return self._robots
+
+    # user gaits (SPEC §8) --------------------------------------------------------------
+    def _pair(self, params: Path) -> tuple[Path | None, str]:
+        """The Gait Def the Params file runs with, or None and why not: the one
+        Def given in this run; of several given, the one in its directory;
+        with none given, the only Def in its directory."""
+        here = params.resolve().parent
+        given = list(self._defs)
+        if len(given) > 1:
+            given = [d for d in given if d.parent == here]
+            if len(given) != 1:
+                return None, (f"{len(self._defs)} Gait Defs were given and {len(given)} of them "
+                              "are in its directory: give the one it goes with")
+        if not given:
+            given = sorted(d.resolve() for d in here.glob("*.toml")
+                           if d.is_file() and kind_of(d) == GAIT_DEF)
+            if len(given) != 1:
+                found = f"{len(given)} ({', '.join(d.name for d in given)})" if given else "none"
+                return None, (f"Gait Params run with a Gait Def: none was given and its "
+                              f"directory has {found}; give the Def with it "
+                              "(motionctl validate --physics DEF PARAMS)")
+        definition = given[0]
+        finding = self._defs.get(definition)
+        if finding is not None and not finding.ok:
+            return None, f"its Gait Def {definition.name} fails validate"
+        return definition, ""
+
+    def _gait_robot(self, finding: Finding) -> Config | Report:
+        """The robot a user gait runs on (validate's choice), or a not-run Report."""
+        path, cfg = finding.path, finding.robot
+        if cfg is None:
+            return Report(path, not_run="no robot config has a quadruped gait generator "
+                                        "(config `locomotion`) to take user gaits")
+        if cfg.locomotion is None:
+            return Report(path, cfg.robot, not_run=f"robot {cfg.robot} has no quadruped gait "
+                                                   "generator (config `locomotion`)")
+        if not has_model(cfg):
+            return _no_model(path, cfg)
+        return cfg
+
+    def _gait_params(self, finding: Finding) -> Report:
+        """Upload the Def it pairs with and the Params, as a client does, then
+        run mode 62/110: one row per Params step."""
+        path = finding.path
+        definition, why = self._pair(path)
+        if definition is None:
+            return Report(path, not_run=why)
+        cfg = self._gait_robot(finding)
+        if isinstance(cfg, Report):
+            return cfg
+        text = path.read_text(encoding="utf-8")
+        blocks = parse_gait_params(text, 1000.0 / cfg.tick_hz)
+        given = definition in self._defs
+        how = (f"uploaded with the Gait Def {definition.name}"
+               f"{'' if given else ' from its directory'}, played as mode {MOTION_MODE}/{USER_GAIT}")
+        answers: list[int] = []
+        trial = _standing(cfg, answers=answers)
+        refused = _upload(trial, answers, [(definition, definition.read_text(encoding="utf-8")),
+                                           (path, text)])
+        if refused:
+            return Report(path, cfg.robot, how, error=refused)
+        return _play_steps(trial, Report(path, cfg.robot, how), blocks, USER_GAIT)
+
+    def _gait_def(self, finding: Finding) -> Report:
+        """A Def with Params in this run is played under them; one without
+        walks in place (mode 11/110, DEF_STEP_HEIGHT steps) for DEF_CYCLES
+        cycles or DEF_ALONE_S, whichever is longer: one row per cycle (per
+        whole cycles of at least DEF_ROW_S when a cycle is shorter)."""
+        path = finding.path
+        partners = [p.name for p in self._params if self._pair(p)[0] == path.resolve()]
+        if partners:
+            return Report(path, not_run=f"played under its Gait Params: {', '.join(partners)}")
+        cfg = self._gait_robot(finding)
+        if isinstance(cfg, Report):
+            return cfg
+        text = path.read_text(encoding="utf-8")
+        gait = parse_gait_def(text)
+        hz = cfg.tick_hz
+        period = max(1, round(gait.period_s * hz))       # ticks
+        cycles = max(DEF_CYCLES, math.ceil(DEF_ALONE_S * hz / period))
+        duration_ms = math.ceil(cycles * period * 1000 / hz)
+        how = (f"walked in place as mode {LOCOMOTION}/{USER_GAIT} for {cycles} cycles with "
+               f"{DEF_STEP_HEIGHT * 100:g} cm steps, no Gait Params given with it")
+        answers: list[int] = []
+        trial = _standing(cfg, answers=answers)
+        refused = _upload(trial, answers, [(path, text)])
+        if refused:
+            return Report(path, cfg.robot, how, error=refused)
+        ticks = int(duration_ms * hz // 1000)     # as the controller turns ms into ticks
+        per = max(1, math.ceil(DEF_ROW_S * hz / period))     # cycles per row
+        rows = math.ceil(cycles / per)
+        labels: dict[Hashable, str] = {}
+        for k in range(rows):
+            first, last = k * per + 1, min(cycles, (k + 1) * per)
+            which = f"cycle {first}" if first == last else f"cycles {first}-{last}"
+            labels[k] = f"{which} ({_s((last - first + 1) * period / hz)})"
+        steps = _Steps(labels, duration_ms / 1000.0)
+        queue = trial.ctl.queue
+        walked: list[bool] = []
+
+        def locate() -> Hashable | None:
+            active = queue.active
+            if active is None or not (active.mode == LOCOMOTION and active.gait_id == USER_GAIT
+                                      and active.duration == ticks):
+                return _WAITING      # before it; after it, _follow ends the run
+            walked.append(trial.trace.mode[-1] == LOCOMOTION and trial.trace.gait[-1] == USER_GAIT)
+            return min(queue.timer // (period * per), rows - 1)
+
+        origin = len(trial.trace.t)
+        trial.send(LOCOMOTION, gait_id=USER_GAIT, duration=duration_ms,
+                   step_height=pack_step_heights([DEF_STEP_HEIGHT] * 4),
+                   contact=pack_landing_gain(1.0), ctrl_point=[0.0, 0.0, DEFAULT_LIMITS.default_mu])
+        run = _follow(trial, locate, steps.nominal_s)
+        report = Report(path, cfg.robot, how)
+        if run.waiting:
+            report.error = f"the controller did not start it within {_s(START_S)}"
+            return report
+        if not any(walked):
+            report.error = (f"the controller did not walk it: "
+                            f"{trial.ctl.counters.last_error or 'no mode 11/110 reported'}")
+        # After the walk, the queue's filler (the locomotion stand), the client
+        # still heart-beating.
+        return _judge(trial, report, origin, run, steps, heartbeat=True)
 
     # .yaml ---------------------------------------------------------------------------
     def _script(self, finding: Finding) -> Report:
@@ -397,6 +533,47 @@ class PhysicsCheck:
         return _judge(trial, report, origin, run, steps, heartbeat=True)
 
 
+def _play_steps(trial: Trial, report: Report, blocks: Sequence[Block], motion_id: int) -> Report:
+    """Send mode 62 with `motion_id`, heart-beaten as `motionctl play` does,
+    and judge one row per block of `blocks` (the steps the queue expands it
+    into), then the queue's hold after them."""
+    hz = trial.cfg.tick_hz
+    queue = trial.ctl.queue
+    hold = int(CONTINUOUS_S * hz)
+    steps = _Steps({i: f"step {i + 1} ({b.mode}/{b.gait_id}, "
+                       f"{_s(b.duration / hz) if b.duration else f'continuous, {_s(CONTINUOUS_S)} of it'})"
+                    for i, b in enumerate(blocks)},
+                   sum(b.duration or hold for b in blocks) / hz,
+                   {i for i, b in enumerate(blocks) if b.mode in LIE_DOWN_MODES})
+    keys: dict[int, Hashable] = {}      # uid of a block the queue plays -> its key
+
+    def locate() -> Hashable | None:
+        if not keys:
+            if queue.motion_id != motion_id or queue.motion_trigger == 0:
+                return _WAITING
+            expanded = list(queue.blocks)
+            extra = len(expanded) - len(blocks)      # a sit-down exit, never after a stand
+            for i, block in enumerate(expanded):
+                keys[block.uid] = i - extra if i >= extra else ("exit", i)
+                if i < extra:
+                    steps.labels = {("exit", i): "sit-down exit", **steps.labels}
+        active = queue.active
+        if active is None or (active.duration == 0 and queue.timer >= hold):
+            return None      # a continuous last step holds until the next command
+        return keys.get(active.uid)
+
+    origin = len(trial.trace.t)
+    trial.send(MOTION_MODE, gait_id=motion_id)
+    run = _follow(trial, locate, steps.nominal_s)
+    if run.waiting:
+        reason = trial.ctl.motion_refusal or f"it stayed in mode {trial.trace.mode[-1]}"
+        report.error = f"the controller did not start the motion within {_s(START_S)}: {reason}"
+        return report
+    # After the motion, what the queue does next (its hold), without the
+    # heartbeat that would start the motion again.
+    return _judge(trial, report, origin, run, steps, heartbeat=False)
+
+
 # -- the trial ----------------------------------------------------------------------------
 _WAITING = "waiting"     # locate(): the controller has not started the motion yet
 
@@ -409,19 +586,38 @@ class _Run:
     fell_row: int | None = None
 
 
-def _standing(cfg: Config, events: list[msgs.motion_event_t] | None = None) -> Trial:
+def _standing(cfg: Config, events: list[msgs.motion_event_t] | None = None,
+              answers: list[int] | None = None) -> Trial:
     """A Trial whose robot has stood up (mode 12 for PRELUDE_S); `events`
-    collects the motion_event answers."""
+    collects the motion_event answers, `answers` the user_gait_result ones."""
     wanted = cfg.lcm.channels["motion_event"]
+    result = cfg.lcm.channels["user_gait_result"]
 
     def record(port: str, utime: int, channel: str, data: bytes) -> None:
         if channel == wanted and events is not None:
             events.append(msgs.motion_event_t.decode(data))
+        elif channel == result and answers is not None:
+            answers.append(msgs.file_recv_lcmt.decode(data).result)
 
-    trial = Trial(cfg, recorder=record if events is not None else None)
+    listening = events is not None or answers is not None
+    trial = Trial(cfg, recorder=record if listening else None)
     trial.send(STAND_MODE)
     trial.run(PRELUDE_S)
     return trial
+
+
+def _upload(trial: Trial, answers: list[int], files: Sequence[tuple[Path, str]]) -> str:
+    """Publish each text on user_gait_file, UPLOAD_WAIT_S apart (as the official
+    example waits after the Def), the stand heart-beaten; why the controller
+    refused one, or "" when it answered 0 to all."""
+    for path, text in files:
+        before = len(answers)
+        trial.send_file(text)
+        trial.run(UPLOAD_WAIT_S)
+        if answers[before:] != [0]:
+            said = "no answer" if len(answers) == before else trial.ctl.counters.last_error
+            return f"the controller refused the upload of {path.name}: {said}"
+    return ""
 
 
 def _follow(trial: Trial, locate: Callable[[], Hashable | None], nominal_s: float) -> _Run:

@@ -28,7 +28,7 @@ from controller.core.goals import GoalKind
 from controller.logs import configure
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.reader import load_yaml
-from controller.robot.resources import CONFIG_DIR
+from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.mjcf import has_model
 from controller.sim.model import World
 from controller.sim.trial import Trial
@@ -148,7 +148,9 @@ def _run(row: Row) -> None:
     mode = -1
     marks = Marks()
     for step in spec["steps"]:
-        fields = {k: v for k, v in step.items() if k not in ("s", "heartbeat", "push", "goal")}
+        fields = {k: v for k, v in step.items()
+                  if k not in ("s", "heartbeat", "push", "goal", "upload")}
+        uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
             marks.push = len(trial.trace.t)
@@ -159,8 +161,23 @@ def _run(row: Row) -> None:
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
             mode = int(fields["mode"])
         trial.run(step["s"], heartbeat=step.get("heartbeat", True))
+        for name, text in uploads:
+            if text not in trial.ctl.user_gait.values():
+                raise ConfigError(f"{CARD}: {row.name}: the controller refused the upload of "
+                                  f"{name}: {trial.ctl.counters.last_error}")
     row.metrics = measure(trial, start, spec, command, mode, marks)
     row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+def _upload(trial: Trial, name: str, row: str) -> tuple[str, str]:
+    """A step's `upload:` file (relative to the repository root), published on
+    the controller's user_gait_file channel; (name, its text)."""
+    path = DATA_ROOT / name
+    if not path.is_file():
+        raise ConfigError(f"{CARD}: {row}: upload {name}: no such file under {DATA_ROOT}")
+    text = path.read_text(encoding="utf-8")
+    trial.send_file(text)
+    return name, text
 
 
 def goal_message(spec: dict[str, Any], seconds: float) -> msgs.motion_goal_t:

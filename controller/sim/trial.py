@@ -124,6 +124,14 @@ class Trial:
         msg.utime = self.now_ns // 1000
         self.pending.append((self.ch["motion_goal"], msg.encode()))
 
+    def send_file(self, text: str) -> None:
+        """A user-gait upload (a Gait Def or Gait Params text, SPEC §8.1), into the
+        controller's inbox on the next tick on its user_gait_file channel, as a
+        client publishes it."""
+        msg = msgs.file_send_lcmt()
+        msg.data = text
+        self.pending.append((self.ch["user_gait_file"], msg.encode()))
+
     def tick(self, heartbeat: bool = True) -> None:
         published = self.robot.messages(self.now_ns // 1000)
         inbox = [(self.ch[key], data) for key, data in published if key in SENSORS]
