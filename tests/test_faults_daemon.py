@@ -410,7 +410,16 @@ def test_sigterm_mid_trot_damps_then_exits_0(start: Start, listener: Listener) -
     assert daemon.proc.wait(2) == 0
     exit_s = time.monotonic() - t0
     assert exit_s < 1.0
-    time.sleep(0.1)
+    # The daemon has exited, so what it sent is final; wait until the listener
+    # has drained its sockets (under load its threads lag behind the sender).
+    seen, deadline = -1, time.monotonic() + 3.0
+    while time.monotonic() < deadline:
+        with listener.lock:
+            now = len(listener.traces) + len(listener.joint_cmds) + len(listener.responses)
+        if now == seen:
+            break
+        seen = now
+        time.sleep(0.2)
     with listener.lock:
         shutdown = sorted(t.tick for t in listener.traces if t.flags & t.FLAG_SHUTDOWN)
         cmds = {j.tick: j for j in listener.joint_cmds}
