@@ -50,6 +50,8 @@ def write_variant(tmp_path: Path, edit: Edit) -> Path:
     data = yaml.safe_load(NAO.read_text())
     if "mof" in data:   # the .mof directory is named relative to the config
         data["mof"]["directory"] = str((NAO.parent / data["mof"]["directory"]).resolve())
+    if "locomotion" in data:   # so is the walk file
+        data["locomotion"]["walk"] = str((NAO.parent / data["locomotion"]["walk"]).resolve())
     edit(data)
     path = tmp_path / "nao.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -65,8 +67,10 @@ def test_nao22_loads_with_its_legs_found_by_group(cfg):
                         "r_ankle_pitch", "r_ankle_roll"]
     assert legs[6:] == [n.replace("r_", "l_", 1) for n in legs[:6]]
     assert cfg.leg_indices.tolist() == list(range(16, 22)) + list(range(10, 16))
-    assert cfg.walk is None and cfg.locomotion is None and "walk" not in cfg.gains
-    assert set(cfg.fsm.names) == {0, 7, 12, 60}     # 60 SCRIPT: .mof motions by name
+    # The walk (mode 11) with its own walk file at NAO's stand height and hip spacing.
+    assert cfg.walk is not None and cfg.walk.path.name == "nao22_walk.yaml" and "walk" in cfg.gains
+    assert cfg.walk.params.trunk_height == cfg.stand_height
+    assert set(cfg.fsm.names) == {0, 7, 11, 12, 60}     # 60 SCRIPT: .mof motions by name
     # Arms of four joints: a gain set has one kp per arm joint.
     np.testing.assert_allclose(cfg.gains["pose"].kp[2:6], [8, 8, 6, 6])
 
@@ -142,8 +146,10 @@ def _reorder_columns(data):
      "gains.mof.left_leg.kd: expected finite numbers"),
     (_set("joints.0.min", math.nan), "joints[0].min: must be finite"),
     (_set("joints.16.group", "left_leg"), "joints: group right_leg has 5 joints"),
-    (_set("gains.walk", yaml.safe_load(NAO.read_text())["gains"]["pose"]),
-     "gains.walk: set, but there is no `locomotion`"),
+    (_pop("locomotion"), "gains.walk: set, but there is no `locomotion`"),
+    (_pop("gains.walk"), "gains.walk: missing (the `locomotion` walk needs it)"),
+    (_set("geometry.hip_yaw_axis.left", [0.5, 0.7, -0.7]),
+     "geometry.hip_yaw_axis.left: the axis must lie in the y-z plane"),
 ])
 def test_bad_keys_are_refused_naming_file_and_key(tmp_path: Path, edit: Edit, where: str) -> None:
     path = write_variant(tmp_path, edit)
@@ -380,7 +386,7 @@ def test_the_sim_loads_the_leg_joints_wherever_they_are(cfg):
 
 def test_the_controller_stands_nao22_up_from_off() -> None:
     rig = Rig(config_path=str(NAO))
-    assert set(rig.ctl.fsm.behaviours) == {0, 7, 12, 21, 60}     # no walk: no mode 11
+    assert set(rig.ctl.fsm.behaviours) == {0, 7, 11, 12, 21, 60}
     rig.run(20)
     assert rig.mode == 0 and rig.last.bar == 100
     assert rig.body_height() < rig.cfg.sim["rest_height"]     # sitting in the fold
@@ -393,7 +399,8 @@ def test_the_controller_stands_nao22_up_from_off() -> None:
     assert rig.body_height() == pytest.approx(rig.cfg.stand_height, abs=0.01)
     assert rig.ctl.counters.last_error == "" and rig.ctl.counters.commands_rejected == 0
     assert rig.ctl.response.motor_error == [0] * 12             # the leg joints'
-    # The damper lies it down into the lie pose; mode 11 is refused.
+    # The damper lies it down into the lie pose; from there the walk is
+    # refused (only a finished stand walks) and mode 21 is not in the table.
     rig.send(7, 1)
     rig.run_until(lambda r: r.last.mode == 7 and r.last.bar == 100, 3000)
     rig.run(200)
@@ -401,4 +408,8 @@ def test_the_controller_stands_nao22_up_from_off() -> None:
     rig.send(11, 3)
     rig.run(10)
     assert rig.last.switch_status == BAN_TRANS and rig.mode == 7
-    assert "mode 11 is not a known mode" in rig.ctl.counters.last_error
+    assert "PURE_DAMPER cannot switch to LOCOMOTION" in rig.ctl.counters.last_error
+    rig.send(21, 5)
+    rig.run(10)
+    assert rig.last.switch_status == BAN_TRANS and rig.mode == 7
+    assert "mode 21 is not a known mode" in rig.ctl.counters.last_error

@@ -10,6 +10,7 @@ pose held by the config's stiff PD gains stands, level, at its height.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import mujoco
@@ -22,6 +23,7 @@ from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, Hu
 from controller.sim.humanoid_model import box_inertial, humanoid_mjcf
 from controller.sim.model import TIMESTEP, load_figures, physics_path
 from controller.sim.physics import PhysicsRobot
+from controller.sim.trial import Trial
 
 ROBOTS = ("humanoid20", "nao22")
 DROP_MARGIN = 0.002      # m, as controller/sim/physics.py places its robot
@@ -94,21 +96,18 @@ def test_the_model_loads_with_what_the_physics_body_expects(robot: str) -> None:
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_sole_sites_are_where_the_controllers_kinematics_puts_the_soles(robot: str) -> None:
     """Position to 1e-6 m (and orientation) over 500 random joint sets within
-    the limits. The controller's torso frame is the trunk body's frame. A hip
-    yaw the physics file turns off the vertical (NAO's hip yaw-pitch, see the
-    next test) is held at 0, the only angle where the controller's
-    kinematics describes that robot."""
+    the limits, every leg joint free: NAO's hip yaw-pitch too, which the
+    controller's kinematics turns about the config's tilted
+    `geometry.hip_yaw_axis`. The controller's torso frame is the trunk
+    body's frame."""
     cfg = config(robot)
     m, d = model(cfg)
     kin = kinematics(cfg)
     qadr = qpos_addresses(m, cfg)
-    held = [int(leg_joints(cfg, i)[0]) for i in range(2) if not np.allclose(hip_yaw_axis(m, cfg, i), Z)]
-    assert held == ([] if robot == "humanoid20" else [int(leg_joints(cfg, 0)[0]), int(leg_joints(cfg, 1)[0])])
     rng = np.random.default_rng(11)
     worst_p = worst_r = 0.0
     for _ in range(500):
         q = rng.uniform(cfg.q_min, cfg.q_max)
-        q[held] = 0.0
         at_origin(m, d, qadr, q)
         for i, side in enumerate(LEG_SIDES):
             foot = kin.forward(q[leg_joints(cfg, i)], side)
@@ -124,25 +123,46 @@ def axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * k @ k
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_the_config_and_the_physics_file_agree_on_the_hip_yaw_axis(robot: str) -> None:
+    """The controller reads its hip yaw axes from the config
+    (geometry.hip_yaw_axis, default z); the simulator from the physics file
+    (legs.hip_yaw_axis, default z). Same axes, and the model's joints have
+    them. On NAO (Aldebaran "Joints": "Y-Z at 45 deg") they lean 45 degrees."""
+    cfg = config(robot)
+    m, _ = model(cfg)
+    kin = kinematics(cfg)
+    physics = figures(cfg)["legs"].get("hip_yaw_axis")
+    for i, side in enumerate(LEG_SIDES):
+        mine = np.array(kin.yaw_axis[side])
+        theirs = Z if physics is None else np.array(physics[side]) / np.linalg.norm(physics[side])
+        assert np.abs(mine - theirs).max() < 1e-8, side
+        assert np.abs(hip_yaw_axis(m, cfg, i) - mine).max() < 1e-8, side
+        tilt = np.degrees(np.arccos(abs(mine[2])))
+        assert tilt == pytest.approx({"humanoid20": 0.0, "nao22": 45.0}[robot], abs=1e-6)
+
+
 def test_nao_hip_yaw_pitch_turns_the_controllers_leg_about_naos_tilted_axis() -> None:
-    """NAO's hip yaw-pitch is tilted 45 degrees in the y-z plane (Aldebaran;
-    config/nao22.yaml note 3); the controller's kinematics has a vertical hip
-    yaw. The model is the controller's leg turned about NAO's axis through the
-    hip centre: exactly, at every angle; off by centimetres from the
-    controller's own kinematics once the joint moves."""
+    """NAO's hip yaw-pitch is tilted 45 degrees in the y-z plane: the model
+    is the leg with that joint at 0 turned about the tilted axis through the
+    hip centre, and so is the controller's kinematics, exactly, at every
+    angle. A vertical hip yaw (what the kinematics had before the axis
+    was in the config) is off by centimetres once the joint moves."""
     cfg = config("nao22")
     m, d = model(cfg)
     kin = kinematics(cfg)
+    assert isinstance(cfg.geometry, HumanoidGeometry)
+    vertical = HumanoidLegKinematics(replace(cfg.geometry, hip_yaw_axis={s: (0.0, 0.0, 1.0)
+                                                                         for s in LEG_SIDES}))
     qadr = qpos_addresses(m, cfg)
     axes = figures(cfg)["legs"]["hip_yaw_axis"]
     rng = np.random.default_rng(5)
-    worst, apart = 0.0, 0.0
+    worst, mine, apart = 0.0, 0.0, 0.0
     for _ in range(200):
         q = rng.uniform(cfg.q_min, cfg.q_max)
         at_origin(m, d, qadr, q)
         for i, side in enumerate(LEG_SIDES):
             axis = np.array(axes[side]) / np.linalg.norm(axes[side])
-            assert np.allclose(hip_yaw_axis(m, cfg, i), axis)
             legs = q[leg_joints(cfg, i)]
             flat = kin.forward([0.0, *legs[1:]], side)
             hip = np.array(kin.hip[side])
@@ -150,9 +170,38 @@ def test_nao_hip_yaw_pitch_turns_the_controllers_leg_about_naos_tilted_axis() ->
             site = d.site(f"{side}_sole")
             worst = max(worst, float(np.abs(site.xpos - (hip + turn @ (flat.position - hip))).max()),
                         float(np.abs(site.xmat.reshape(3, 3) - turn @ flat.rotation).max()))
-            apart = max(apart, float(np.abs(site.xpos - kin.forward(legs, side).position).max()))
+            foot = kin.forward(legs, side)
+            mine = max(mine, float(np.abs(site.xpos - foot.position).max()),
+                       float(np.abs(site.xmat.reshape(3, 3) - foot.rotation).max()))
+            apart = max(apart, float(np.abs(site.xpos - vertical.forward(legs, side).position).max()))
     assert worst < 1e-9
+    assert mine < 1e-9
     assert apart > 0.02
+
+
+def test_nao_turns_in_place_in_physics() -> None:
+    """A short physics run of the turn that needs the tilted axis: from the
+    stand (mode 12), the walk (11/3) at 0.3 rad/s for 4 s turns the trunk
+    (ground truth) by most of the commanded angle, to the left, upright and
+    on its feet. With the vertical-axis IK the same run turned 0.07 rad,
+    drifted 17 cm and rocked past 0.15 rad."""
+    cfg = config("nao22")
+    trial = Trial(cfg)
+    trial.send(12)
+    trial.run(3.0)
+    start = len(trial.trace.t)
+    trial.send(11, 3, vel_des=[0.0, 0.0, 0.3])
+    trial.run(4.0)
+    tr = trial.trace
+    assert tr.mode[-1] == 11
+    yaw = np.unwrap(np.array(tr.rpy[start:])[:, 2])
+    assert 0.75 < yaw[-1] - yaw[0] < 1.3, yaw[-1] - yaw[0]     # 1.2 rad commanded, ramped in
+    tilt = np.abs(np.array(tr.rpy[start:])[:, :2]).max()
+    assert tilt < 0.15, tilt
+    feet = {f"{leg}_foot" for leg in cfg.legs}
+    assert all(c <= feet for c in tr.contacts[start:])
+    drift = np.linalg.norm(np.array(tr.position[-1][:2]) - np.array(tr.position[start][:2]))
+    assert drift < 0.05, drift
 
 
 def masses(link: dict[str, Any]) -> float:

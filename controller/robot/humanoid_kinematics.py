@@ -4,8 +4,15 @@ Conventions as in controller/robot/kinematics.py: x forward, y left, z up, angle
 by the right-hand rule about the torso axes. With every joint at zero the leg
 hangs straight down. Per leg, from the torso:
 
-    hip yaw (z) -> hip roll (x) -> hip pitch (y) -> thigh -> knee (y)
+    hip yaw (a) -> hip roll (x) -> hip pitch (y) -> thigh -> knee (y)
     -> shank -> ankle pitch (y) -> ankle roll (x) -> ankle_height -> sole
+
+The hip yaw axis `a` is z unless the geometry's `hip_yaw_axis` says
+otherwise: it may lean in the y-z plane, as NAO's hip yaw-pitch does (45
+degrees, a different axis per leg). Written a = s Rx(phi) z with s = +-1,
+the hip rotation is Rot(a, q0) Rx(q1) = Rx(phi) Rz(s q0) Rx(q1 - phi), so the
+vertical-axis solution with roll q1 - phi and yaw s q0, seen from a torso
+turned by Rx(-phi), is the exact solution for the tilted axis.
 
 The three hip axes meet in one point (the hip centre, `hip_offset` from the
 torso origin) and the two ankle axes meet in one point, which is what makes
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +52,9 @@ class HumanoidGeometry:
     foot_length: float
     foot_width: float
     mass: float           # kg, whole robot
+    # side -> unit hip yaw axis in the torso frame (at hip yaw 0); z unless tilted
+    hip_yaw_axis: Mapping[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {side: (0.0, 0.0, 1.0) for side in LEG_SIDES})
 
     @classmethod
     def from_mapping(cls, data: Any, where: str = "geometry") -> HumanoidGeometry:
@@ -77,8 +87,17 @@ class HumanoidGeometry:
         if not offsets["left"][1] > offsets["right"][1]:
             raise HumanoidConfigError(
                 f"{where}.hip_offset: the left hip must be at larger y than the right")
+        axes = {side: (0.0, 0.0, 1.0) for side in LEG_SIDES}
+        tilted = data.get("hip_yaw_axis")
+        if tilted is not None:
+            if not isinstance(tilted, Mapping):
+                raise HumanoidConfigError(
+                    f"{where}.hip_yaw_axis: expected {{right: [x, y, z], left: [x, y, z]}}")
+            for side in LEG_SIDES:
+                axes[side] = _yaw_axis(tilted.get(side), f"{where}.hip_yaw_axis.{side}")
         return cls(
             hip_offset=offsets,
+            hip_yaw_axis=axes,
             thigh=number("thigh", 0.01, 2.0),
             shank=number("shank", 0.01, 2.0),
             ankle_height=number("ankle_height", 0.0, 0.5),
@@ -86,6 +105,37 @@ class HumanoidGeometry:
             foot_width=number("foot_width", 0.01, 1.0),
             mass=number("mass", 0.1, 500.0),
         )
+
+
+MAX_YAW_TILT = math.pi / 3   # rad: how far the hip yaw axis may lean from the vertical
+
+
+def _yaw_axis(value: Any, where: str) -> tuple[float, float, float]:
+    """A hip yaw axis from the config: [x, y, z], nonzero, in the y-z plane
+    (x = 0: the closed-form inverse needs it), within MAX_YAW_TILT of +z or
+    -z; returned as a unit vector."""
+    if not isinstance(value, list) or len(value) != 3 or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in value):
+        raise HumanoidConfigError(f"{where}: expected [x, y, z], got {value!r}")
+    x, y, z = (float(v) for v in value)
+    n = math.sqrt(x * x + y * y + z * z)
+    if n < 1e-9:
+        raise HumanoidConfigError(f"{where}: a joint axis must not be zero")
+    if abs(x) > 1e-9 * n:
+        raise HumanoidConfigError(f"{where}: the axis must lie in the y-z plane (x = 0), got {value!r}")
+    if math.atan2(abs(y), abs(z)) > MAX_YAW_TILT + 1e-12:
+        raise HumanoidConfigError(
+            f"{where}: the axis leans more than {math.degrees(MAX_YAW_TILT):.0f} degrees "
+            f"from the vertical, got {value!r}")
+    return 0.0, y / n, z / n
+
+
+def _axis_rotation(axis: Sequence[float], angle: float) -> np.ndarray:
+    """Rotation by `angle` about the unit `axis` (Rodrigues)."""
+    x, y, z = (float(v) for v in axis)
+    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +174,15 @@ class HumanoidLegKinematics:
     def __init__(self, geometry: HumanoidGeometry) -> None:
         self.geometry = geometry
         self.hip = {side: tuple(geometry.hip_offset[side]) for side in LEG_SIDES}
+        self.yaw_axis = {side: tuple(geometry.hip_yaw_axis[side]) for side in LEG_SIDES}
+        # Per side: the yaw axis as s Rx(phi) z with |phi| <= 90 degrees,
+        # kept as (s, cos phi, sin phi, phi) for the inverse's hot path.
+        self._tilt: dict[str, tuple[float, float, float, float]] = {}
+        for side in LEG_SIDES:
+            _, ay, az = self.yaw_axis[side]
+            s = -1.0 if az < 0.0 else 1.0
+            phi = math.atan2(-s * ay, s * az)
+            self._tilt[side] = (s, math.cos(phi), math.sin(phi), phi)
         self.l1 = geometry.thigh
         self.l2 = geometry.shank
         self.h = geometry.ankle_height
@@ -138,11 +197,15 @@ class HumanoidLegKinematics:
         except KeyError:
             raise ValueError(f"side must be one of {LEG_SIDES}, got {side!r}") from None
 
+    def _yaw(self, side: str, q0: float) -> np.ndarray:
+        """The hip yaw joint's rotation, about the side's hip yaw axis."""
+        return _axis_rotation(self.yaw_axis[side], q0)
+
     def forward(self, q: Sequence[float], side: str) -> FootPose:
         """Sole pose in the torso frame for the 6 joint angles of one leg."""
         q0, q1, q2, q3, q4, q5 = (float(x) for x in q)
         hip = np.array(self._hip(side))
-        rz = np.array(_rot_rpy(0.0, 0.0, q0)).reshape(3, 3)
+        rz = self._yaw(side, q0)
         rx = np.array(_rot_rpy(q1, 0.0, 0.0)).reshape(3, 3)
         r_hip = rz @ rx
         # Thigh and shank lie in the hip-pitch plane (x-z of the hip-roll frame).
@@ -159,7 +222,7 @@ class HumanoidLegKinematics:
         torques through it)."""
         q0, q1, q2, q3, q4, q5 = (float(x) for x in q)
         hip = np.array(self._hip(side))
-        rz = np.array(_rot_rpy(0.0, 0.0, q0)).reshape(3, 3)
+        rz = self._yaw(side, q0)
         r_hip = rz @ np.array(_rot_rpy(q1, 0.0, 0.0)).reshape(3, 3)
         knee = hip + r_hip @ np.array([-self.l1 * math.sin(q2), 0.0, -self.l1 * math.cos(q2)])
         ankle = knee + r_hip @ np.array([-self.l2 * math.sin(q2 + q3), 0.0,
@@ -167,7 +230,7 @@ class HumanoidLegKinematics:
         rot = r_hip @ np.array(_rot_rpy(q5, q2 + q3 + q4, 0.0)).reshape(3, 3)
         sole = ankle - self.h * rot[:, 2]
         pitch = r_hip[:, 1]   # hip pitch, knee and ankle pitch share this axis
-        axes = np.array((np.array([0.0, 0.0, 1.0]), rz[:, 0], pitch, pitch, pitch, rot[:, 0]))
+        axes = np.array((np.array(self.yaw_axis[side]), rz[:, 0], pitch, pitch, pitch, rot[:, 0]))
         points = np.array((hip, hip, hip, knee, ankle, ankle))
         return sole, np.cross(axes, sole - points).T
 
@@ -223,7 +286,8 @@ class HumanoidLegKinematics:
         cos_k = (n * n - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
         q3 = math.acos(max(-1.0, min(1.0, cos_k)))
         q4 = math.atan2(-l1 * math.sin(q3), l1 * math.cos(q3) + l2) - math.atan2(vx, uz)
-        # Hip rotation Rz(q0) Rx(q1) Ry(q2) = R_foot Rx(-q5) Ry(-(q3 + q4)).
+        # Hip rotation M = Rot(a, q0) Rx(q1) Ry(q2) = R_foot Rx(-q5) Ry(-(q3 + q4)).
+        # With a = s Rx(phi) z: Rx(-phi) M = Rz(s q0) Rx(q1 - phi) Ry(q2).
         ce, se = math.cos(q5), -math.sin(q5)
         cc, sc = math.cos(q3 + q4), -math.sin(q3 + q4)
         # Columns of Rx(-q5) Ry(-(q3+q4)) that the extraction needs.
@@ -235,8 +299,14 @@ class HumanoidLegKinematics:
         m20 = r20 * a00 + r21 * a10 + r22 * a20
         m21 = r20 * a01 + r21 * a11 + r22 * a21
         m22 = r20 * a02 + r21 * a12 + r22 * a22
-        q0 = math.atan2(-m01, m11)
-        q1 = math.asin(max(-1.0, min(1.0, m21)))
+        s, cphi, sphi, phi = self._tilt[side]
+        if sphi != 0.0:
+            m10 = r10 * a00 + r11 * a10 + r12 * a20
+            m12 = r10 * a02 + r11 * a12 + r12 * a22
+            m11, m21 = cphi * m11 + sphi * m21, cphi * m21 - sphi * m11
+            m20, m22 = cphi * m20 - sphi * m10, cphi * m22 - sphi * m12
+        q0 = s * math.atan2(-m01, m11)
+        q1 = math.asin(max(-1.0, min(1.0, m21))) + phi
         q2 = math.atan2(-m20, m22)
         return np.array((q0, q1, q2, q3, q4, q5)), clipped
 
