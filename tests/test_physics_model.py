@@ -25,6 +25,8 @@ from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import JOINT, PHYSICS, make_sim
 
 CFG = load_config()
+assert isinstance(CFG.geometry, Geometry)
+GEO: Geometry = CFG.geometry
 FEET = frozenset(f"{leg}_foot" for leg in CFG.legs)
 
 
@@ -49,6 +51,43 @@ def test_model_feet_are_where_the_controllers_kinematics_puts_them() -> None:
         feet = np.array([d.site(f"{leg}_foot").xpos for leg in CFG.legs])
         worst = max(worst, float(np.abs(feet - kin.forward(q.reshape(4, 3))).max()))
     assert worst < 1e-6
+
+
+def test_lower_legs_turn_as_the_controllers_kinematics_says() -> None:
+    # The ball foot rolls with its lower leg (QuadrupedKinematics.rolled), so
+    # the lower leg's orientation must be the model's.
+    m, d = model()
+    kin = QuadrupedKinematics(GEO)
+    qadr = [m.jnt_qposadr[m.joint(n).id] for n in CFG.joint_names]
+    rng = np.random.default_rng(8)
+    worst = 0.0
+    for _ in range(200):
+        q = rng.uniform(CFG.q_min, CFG.q_max)
+        d.qpos[:] = 0.0
+        d.qpos[3] = 1.0
+        d.qpos[qadr] = q
+        mujoco.mj_kinematics(m, d)
+        shanks = kin.shank_rotation(q.reshape(4, 3))
+        for k, leg in enumerate(CFG.legs):
+            worst = max(worst, float(np.abs(d.body(f"{leg}_knee").xmat.reshape(3, 3) - shanks[k]).max()))
+    assert worst < 1e-9
+
+
+def test_a_ball_foot_rolls_its_radius_times_its_tilt() -> None:
+    kin = QuadrupedKinematics(GEO)
+    q = np.tile([0.0, -0.94, 1.47], (4, 1))
+    assert np.abs(kin.rolled(q, q, np.eye(3))).max() == 0.0
+    # The knee bent 0.1 rad more: the lower leg pitches 0.1 rad back (about -y
+    # in the body frame), so the ball rolls back 0.1 r; a yaw of the whole body
+    # rolls nothing.
+    bent = q.copy()
+    bent[:, 2] += 0.1
+    rolled = kin.rolled(q, bent, np.eye(3))
+    assert rolled[:, 0] == pytest.approx(np.full(4, -0.1 * GEO.foot_radius), rel=1e-9)
+    assert np.abs(rolled[:, 1:]).max() < 1e-12
+    c, s = np.cos(0.3), np.sin(0.3)
+    yaw = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    assert np.abs(kin.rolled(q, q, yaw)).max() < 1e-12
 
 
 def test_model_mass_and_limits_come_from_the_figures_and_the_config() -> None:
@@ -103,7 +142,9 @@ def test_the_stand_stands_at_its_height_level_on_four_feet_in_physics() -> None:
         heights.append(truth.position[2])
         tilts.append(max(abs(truth.rpy[0]), abs(truth.rpy[1])))
         assert truth.contacts == FEET, truth.contacts
-    assert abs(np.median(heights) - CFG.stand_height) < 0.01, np.median(heights)
+    # The legs carry the weight by feed-forward: no sag of weight / kp (5.7 mm
+    # on the PD alone).
+    assert abs(np.median(heights) - CFG.stand_height) < 0.002, np.median(heights)
     assert max(tilts) < 0.02
     assert np.ptp(heights) < 0.002       # still, not bouncing
 
@@ -173,3 +214,18 @@ def test_the_motor_law_is_the_drivers_at_the_current_state_clipped_to_the_limit(
                            -CFG.torque_limit, CFG.torque_limit)
         assert np.allclose(applied, expected, atol=1e-9)
     assert np.isclose(np.abs(applied), CFG.torque_limit).sum() >= n // 2
+
+
+@pytest.mark.parametrize("rpy", [(0.0, 0.0, 0.3), (0.0, 0.2, 0.0)])
+def test_a_relative_pose_turns_the_body_as_told_with_its_feet_still(rpy: tuple[float, float, float]) -> None:
+    # The ball feet roll as the legs tilt; a pose that pinned their centres
+    # turned CyberDog 2 0.35 rad for 0.3 of yaw.
+    rig, robot = stood_up()
+    start = np.array(robot.truth().rpy)
+    feet_ids = [robot.model.site(f"{leg}_foot").id for leg in CFG.legs]
+    rig.send(21, 0, duration=1000, rpy_des=list(rpy), contact=15)
+    rig.run(1500)
+    turned = np.array(robot.truth().rpy) - start
+    assert turned == pytest.approx(np.array(rpy), abs=0.03), turned
+    assert robot.truth().contacts == FEET
+    assert robot.data.site_xpos[feet_ids][:, 2].max() < GEO.foot_radius + 0.002

@@ -3,7 +3,11 @@
 Gait 5: absolute body height, joint-space linear to the IK pose for that
 height. Any other gait: a relative Cartesian move over the block's duration,
 stance feet fixed while the body turns about ctrl_point and shifts, swing feet
-(contact bit 0) moved by foot_pose. Successive blocks accumulate.
+(contact bit 0) moved by foot_pose. Successive blocks accumulate. A ball
+foot's contact point is what stays fixed: its centre moves as the ball rolls
+with the tilting lower leg (QuadrupedKinematics.rolled), and the targets
+allow for it. The stance legs carry the weight by feed-forward
+(Robot.weight_support), so the pose does not sag by weight / kp.
 
 A block that lifts a foot first moves the body over the feet that stay down
 (its centre of mass SUPPORT_MARGIN inside their triangle, the least move that
@@ -30,6 +34,8 @@ ENTRY_TOLERANCE = np.radians(8.0)
 SHIFT_SHARE = 0.4             # of a foot-lifting block: the body moves over the support first...
 SHIFT_S = 0.6                 # ...for at most this long
 FEET_LEVEL = 0.01             # m: feet this level are all down
+ROLL_PASSES = 10              # at most this many IK passes for the ball feet's roll ...
+ROLL_TOLERANCE = 1e-9         # ... rad: until the joints move less than this
 SUPPORT_MARGIN = 0.06         # m: the centre of mass this far inside the other feet (the
                               # soft pose gains let the body sag toward the lifted corner; at
                               # 3 cm CyberDog 2 still tipped onto it lifting a rear foot)
@@ -69,7 +75,11 @@ class PoseCtrl(Behaviour):
     def enter(self, ctx: TickContext) -> None:
         self.clock = BlockClock()
         self.shifted = np.zeros(3)      # the body's shifts over the support so far
+        self.turned = np.eye(3)         # the body's turn since entry (entry frame)
+        self.turn_now = np.eye(3)       # this block's turn so far (block-start frame)
+        self.rot_target = self.rot_next = np.eye(3)
         self.entry: np.ndarray | None = self.entry_pose(ctx, ENTRY_TOLERANCE)
+        self.q_ref: np.ndarray | None = None       # the legs at the first block's start
         self.kernel.hold(self.entry)
         self.kernel.tau_ff[:] = 0.0
         self.height: float | None = None
@@ -102,6 +112,11 @@ class PoseCtrl(Behaviour):
             self._absolute_height(ctx, ticks)
         else:
             self._relative(ctx, ticks)
+        # The stance legs carry the weight by feed-forward: no sag of weight / kp.
+        self.robot.weight_support(ctx.body, stance_mask(block.contact if block.gait_id
+                                                        != ABSOLUTE_HEIGHT_GAIT else 0,
+                                                        len(self.cfg.legs)),
+                                  self.kernel.tau_ff)
 
     def _absolute_height(self, ctx: TickContext, ticks: int) -> None:
         # Clamped into the config's range, not frozen (SPEC §6.1, §11).
@@ -133,13 +148,34 @@ class PoseCtrl(Behaviour):
         # make up for (on the ground while the body moves over the others).
         swing = self.feet0 - over * self.support_shift + s * np.asarray(block.foot_pose[:3])
         feet = np.where(self.stance[:, None], stance, swing)
-        q, _ = self.robot.kin.inverse(feet)
+        kin = self.robot.kin
+        q, _ = kin.inverse(feet)
+        if kin.foot_radius > 0.0:
+            # A ball foot rolls as its leg tilts: its contact point stays, its
+            # centre moves. Aim the centres where the roll takes them (pinning
+            # the centres twists the body past the command: 0.35 rad for 0.3
+            # of yaw on CyberDog 2). The roll is taken as a function of the
+            # pose since entry (`_roll`), the same for every leg, so blocks
+            # that sum to nothing (a hi-five) end exactly where they began.
+            # It depends on the legs it ends in: a fixed point (each pass
+            # shrinks the error about sevenfold on CyberDog 2).
+            turn = self.turned @ rot
+            for _ in range(ROLL_PASSES):
+                d = (self._roll(q, turn) - self.roll0) @ self.turned     # block-start frame
+                stance = (self.feet0 + d - centre - shift) @ rot + centre
+                last, (q, _) = q, kin.inverse(np.where(self.stance[:, None], stance,
+                                                       swing + d @ rot))
+                if np.max(np.abs(q - last)) < ROLL_TOLERANCE:
+                    break
+        self.rot_target = rot
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
 
     def _start_relative(self, ctx: TickContext, ticks: int) -> None:
         """Where the feet are at the block's start, which of them stand, and
         (a foot lifting) how far the body must move over the others first."""
         legs = len(self.cfg.legs)
+        self.turned = self.turned @ self.turn_now      # the last block's turn, as far as it got
+        self.turn_now = np.eye(3)
         self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
         self.stance = stance_mask(ctx.block.contact, legs)
         self.support_shift = np.zeros(3)
@@ -159,14 +195,25 @@ class PoseCtrl(Behaviour):
             self.shift_ticks = min(int(SHIFT_S / self.robot.dt), int(SHIFT_SHARE * ticks))
         self.shifted = self.shifted + self.support_shift
         self.move_ticks = ticks - self.shift_ticks
+        if self.q_ref is None:
+            self.q_ref = self.q_block.reshape(legs, 3).copy()
+        self.roll0 = self._roll(self.q_block.reshape(legs, 3), self.turned)
+
+    def _roll(self, q: np.ndarray, turn: np.ndarray) -> np.ndarray:
+        """Where the ball feet's centres have rolled (entry frame), legs at q
+        and the body turned by `turn` since the mode's entry pose."""
+        assert self.q_ref is not None
+        return self.robot.kin.rolled(self.q_ref, q, turn)
 
     def _relative(self, ctx: TickContext, ticks: int) -> None:
         count = self.clock.count
         if count == 1:
             self._start_relative(ctx, ticks)
             self.q_next = self._relative_target(ctx, 1)
-        now = self.q_next
+            self.rot_next = self.rot_target
+        now, self.turn_now = self.q_next, self.rot_next
         self.q_next = self._relative_target(ctx, min(count + 1, ticks))
+        self.rot_next = self.rot_target
         # Stream one tick: position now, velocity toward the next tick's target.
         self.kernel.move(now, self.q_next, ctx.t, self.robot.dt, LINEAR)
 

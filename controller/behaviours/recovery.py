@@ -1,7 +1,10 @@
 """Mode 12 RECOVERY_STAND: stand up from whatever pose the legs are in (SPEC §6.2).
 
 A plan is a list of linear joint-space stages. From a crouch the robot stands
-straight up; from a folded or sprawled pose it first folds the legs. Progress
+straight up; from a folded or sprawled pose it first folds the legs. While
+the legs rise into the stand, and from then on, they carry the weight by
+feed-forward (faded in over the rise), so the body stands at stand_height
+rather than weight / kp below it. Progress
 (SPEC §5.11): 0 on entry, 80 when the legs are folded, 99 once standing has
 settled, 100 five ticks later. While any joint lags its target by more than
 the stuck threshold, the stage clock stops, so a blocked leg is not rushed.
@@ -253,6 +256,7 @@ class RecoveryStand(Behaviour):
         if not self.lie_side and self._start_roll(ctx):
             self.bar = 0       # the IMU came in, or the body fell: roll over first
             return
+        self._support_weight(ctx)
         if self.index >= len(self.stages):
             self.done_ticks += 1
             if self.done_ticks >= FINAL_BAR_DELAY:
@@ -272,6 +276,20 @@ class RecoveryStand(Behaviour):
         self.stage_tick = 0
         if self.index < len(self.stages):
             self._start_stage(ctx, self.kernel.q1.copy())
+
+    def _support_weight(self, ctx: TickContext) -> None:
+        """Standing (the last two stages, feet on the ground, and after), the
+        legs carry the weight by feed-forward, faded in over the rise: the body
+        stands at stand_height, not weight / kp below it, and a pose that
+        follows adds no sudden push that would slide the feet."""
+        first = len(self.stages) - 2
+        if self.lie_side or self.index < first:
+            self.kernel.tau_ff[:] = 0.0
+            return
+        share = min(1.0, self.stage_tick / STAND_TICKS) if self.index == first else 1.0
+        down = np.ones(len(self.cfg.legs), dtype=bool)
+        self.robot.weight_support(ctx.body, down, self.kernel.tau_ff)
+        self.kernel.tau_ff *= share
 
     def ready(self) -> bool:
         return self.bar == 100 and not self.lie_side and self.roll is None

@@ -106,6 +106,44 @@ class QuadrupedKinematics:
         assert J is not None
         return J
 
+    def shank_rotation(self, q: np.ndarray) -> np.ndarray:
+        """Orientation of each lower leg (and its ball foot) in the body frame,
+        (legs, 3, 3): the abad turns about x, hip and knee together about y
+        (a positive hip+knee swings the foot forward)."""
+        c0, s0 = np.cos(q[:, 0]), np.sin(q[:, 0])
+        a = -(q[:, 1] + q[:, 2])
+        ca, sa = np.cos(a), np.sin(a)
+        zero = np.zeros_like(c0)
+        rx = np.stack([np.stack([zero + 1, zero, zero], -1),
+                       np.stack([zero, c0, -s0], -1),
+                       np.stack([zero, s0, c0], -1)], -2)
+        ry = np.stack([np.stack([ca, zero, sa], -1),
+                       np.stack([zero, zero + 1, zero], -1),
+                       np.stack([-sa, zero, ca], -1)], -2)
+        return rx @ ry
+
+    def rolled(self, q_from: np.ndarray, q_to: np.ndarray, turn: np.ndarray) -> np.ndarray:
+        """How far each ball foot's centre moves (legs, 3, in the frame of the
+        `q_from` body, taken as level) when its ball rolls on the ground
+        without slipping while the legs go from q_from to q_to and the body
+        turns by `turn` (3x3, from the q_from body to the q_to body). A stance
+        foot's contact point stays put; its centre moves by radius x the
+        ball's tilt, which a pose that pins the centres instead makes up by
+        twisting the body. Exact for a tilt about one axis; for a general
+        path (rolling is not path-independent) a second-order estimate."""
+        spin = turn @ self.shank_rotation(q_to) @ self.shank_rotation(q_from).transpose(0, 2, 1)
+        # The rotation vector of each spin (small-angle-exact axis-angle).
+        axis = np.stack([spin[:, 2, 1] - spin[:, 1, 2], spin[:, 0, 2] - spin[:, 2, 0],
+                         spin[:, 1, 0] - spin[:, 0, 1]], -1)
+        sin = np.linalg.norm(axis, axis=1) / 2
+        cos = (np.trace(spin, axis1=1, axis2=2) - 1) / 2
+        angle = np.arctan2(sin, cos)
+        theta = axis * np.where(sin > 1e-12, angle / np.maximum(2 * sin, 1e-12), 0.5)[:, None]
+        out = np.zeros_like(theta)
+        out[:, 0] = self.foot_radius * theta[:, 1]
+        out[:, 1] = -self.foot_radius * theta[:, 0]
+        return out
+
     def body_height(self, q: np.ndarray) -> float:
         """Height of the body origin above flat ground, standing on the lowest feet."""
         return self.height_over(self.forward(q)[:, 2])
