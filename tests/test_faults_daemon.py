@@ -47,7 +47,10 @@ class Listener:
 
     def __init__(self) -> None:
         self.cmd = lcm.LCM(CFG.lcm.url("command"))
-        self.joint = lcm.LCM(CFG.lcm.url("joint"))
+        # The joint port carries ~2000 messages/s; a 4 MB receive buffer (the
+        # kernel caps it at net.core.rmem_max) keeps a listener that lags under
+        # load from losing any (a test counts every damper tick).
+        self.joint = lcm.LCM(CFG.lcm.url("joint") + "&recv_buf_size=4194304")
         self.resp = lcm.LCM(CFG.lcm.url("response"))
         self.lock = threading.Lock()
         self.joint_cmds: list[msgs.joint_command_t] = []
