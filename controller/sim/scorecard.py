@@ -81,13 +81,21 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
             ids = sorted(cfg.motions.files) if cfg.motions else []
             for motion_id in ids:
                 steps = [{**entry["steps"][0], "gait_id": motion_id}] + entry["steps"][1:]
-                rows.append(Row(robot, entry["name"].format(id=motion_id), entry["issue"],
-                                {**entry, "steps": steps}))
+                own = entry.get("per_id", {}).get(motion_id, {})
+                one = {**entry, "name": entry["name"].format(id=motion_id), "steps": steps,
+                       "checks": {k: v for k, v in {**entry.get("checks", {}),
+                                                    **own.get("checks", {})}.items()
+                                  if v is not None},     # null drops a shared check
+                       "report": [*entry.get("report", []), *own.get("report", [])]}
+                rows += _with_margins(robot, one)
         else:
-            rows.append(Row(robot, entry["name"], entry["issue"], entry))
-            if entry.get("margins"):
-                rows += _margins(robot, entry)
+            rows += _with_margins(robot, entry)
     return rows
+
+
+def _with_margins(robot: str, entry: dict[str, Any]) -> list[Row]:
+    row = Row(robot, entry["name"], entry["issue"], entry)
+    return [row, *_margins(robot, entry)] if entry.get("margins") else [row]
 
 
 # `margins: true` on a row adds it again in each of these worlds (issue 17's
@@ -255,6 +263,13 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     d = pos[-1, :2] - pos[0, :2]
     m["travel"] = float(d[0] * math.cos(heading) + d[1] * math.sin(heading))
     m["lateral"] = float(-d[0] * math.sin(heading) + d[1] * math.cos(heading))
+    # The furthest the body went each way along and across the start heading
+    # (a motion that steps back and then forward ends near where it began).
+    path = pos[:, :2] - pos[0, :2]
+    along = path @ np.array([math.cos(heading), math.sin(heading)])
+    across = path @ np.array([-math.sin(heading), math.cos(heading)])
+    m["travel_min"], m["travel_max"] = float(along.min()), float(along.max())
+    m["lateral_min"], m["lateral_max"] = float(across.min()), float(across.max())
     m["yaw_change"] = float(yaw[-1] - yaw[0])
     stand = float(cfg.stand_height)
     m["apex"] = float(pos[:, 2].max() - stand)
