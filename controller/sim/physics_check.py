@@ -45,8 +45,9 @@ script).
 Per row, from the simulator's ground truth (never the controller's belief):
 whether and when the body tilted past FALL_TILT (FELL), the time any robot
 geom other than a foot touched the ground (trunk contact, with the geoms),
-the worst horizontal slide of a foot while it stayed on the ground (flagged
-above SLIP_FLAG), and the share of ticks with a joint torque at its limit.
+the worst horizontal slide of a foot's contact point while it stayed on the
+ground (a ball foot that rolls does not slide; flagged above SLIP_FLAG), and
+the share of ticks with a joint torque at its limit.
 A row fails on a fall or on trunk contact, except trunk contact in a step
 that commands a LIE_DOWN_MODES mode, which is reported as allowed. The run
 stops FALL_GRACE_S after a fall; the rows not reached are listed.
