@@ -266,10 +266,17 @@ def test_passive_damper_keeps_damping_every_joint(standing: Rig) -> None:
     assert not rig.ctl.kernel.kp.any() and np.all(rig.ctl.kernel.kd > 0)
 
 
-def test_command_timeout_damps_the_humanoid(standing: Rig) -> None:
+def test_command_timeout_sits_the_humanoid_down_and_holds_the_sit(standing: Rig) -> None:
+    # A biped limp falls onto its back: after the timeout's lie-down it keeps
+    # holding the lie pose (its seat) with the lie_down gains, reporting 7/0.
     rig = standing
     rig.run(700, heartbeat=False)
     assert rig.mode == 7 and rig.last.mode == 7
+    rig.run(8000, heartbeat=False)          # well past the quadruped's passive phase
+    assert rig.ctl.last_reported[:2] == (7, 0)
+    np.testing.assert_allclose(rig.ctl.kernel.pos, rig.cfg.lie_pose, atol=1e-9)
+    kp, _ = rig.ctl.fsm.state.robot.gains("lie_down")
+    np.testing.assert_array_equal(rig.ctl.kernel.kp, kp)
 
 
 def test_motor_ctrl_is_not_available(standing: Rig) -> None:

@@ -44,6 +44,10 @@ class Robot:
         # Joints whose passive damping the damper releases early (SPEC §6.5:
         # the quadruped's abad); none unless a kind says otherwise.
         self.damper_early_release = np.zeros(cfg.num_joints, dtype=bool)
+        # After the command timeout's lie-down: go passive (a quadruped lies
+        # on its belly), or keep holding the lie pose (a biped sits; limp, it
+        # falls onto its back).
+        self.holds_lie_pose = False
         # Who solves the MPC (controller/motion/planner.py); the controller
         # makes an inline one, the daemon may hand in a worker process.
         self.planner: Planner | None = None
@@ -123,6 +127,10 @@ class HumanoidRobot(Robot):
     of their own and hold their stand pose."""
     kin: HumanoidLegKinematics
     LEG_LIMBS = frozenset(HUMANOID_LEG_GROUPS)
+
+    def __init__(self, cfg: Config, kin: Any, kernel: Kernel) -> None:
+        super().__init__(cfg, kin, kernel)
+        self.holds_lie_pose = True
 
     def stand_pose(self) -> np.ndarray:
         return self.cfg.poses["stand"].copy()

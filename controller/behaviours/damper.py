@@ -10,8 +10,10 @@ lies the robot down actively, as gait 1 does, and then continues as the
 passive damper on the same tick counter, reporting gait 0 and gait 0's
 progress throughout (README "Where motiond differs"): the client is gone but
 the robot is healthy, and the passive collapse drops the body onto the
-ground (CyberDog 2 in physics: 0.40 m/s). The fault path (EDAMP) stays
-passive.
+ground (CyberDog 2 in physics: 0.40 m/s). A biped (Robot.holds_lie_pose)
+does not go passive after it: it keeps holding the lie pose (a sit on its
+seat) with the lie_down gains, since a limp humanoid falls onto its back.
+The fault path (EDAMP) stays passive.
 """
 from __future__ import annotations
 
@@ -74,15 +76,17 @@ class Damper(Behaviour):
     def run(self, ctx: TickContext) -> None:
         self.count += 1
         if self.active and (ctx.block.mode != self.mode
-                            or self.soft and self.count >= LIE_TICKS + LIE_DAMP_TICKS):
+                            or self.soft and self.count >= LIE_TICKS + LIE_DAMP_TICKS
+                            and not self.robot.holds_lie_pose):
             self.active = False  # the command left 7, or the timeout's lie-down is over:
             self.soft = False    # continue as the passive damper
         if not self.active:
             self._passive(ctx)
         elif self.count == LIE_TICKS:
-            _, kd = self.robot.gains("lie_down")
+            kp, kd = self.robot.gains("lie_down")
             self.kernel.hold(self.cfg.lie_pose)
-            self.kernel.set_gains(np.zeros_like(kd), kd)
+            held = self.soft and self.robot.holds_lie_pose
+            self.kernel.set_gains(kp if held else np.zeros_like(kd), kd)
 
     def ready(self) -> bool:
         if self.active and not self.soft:
