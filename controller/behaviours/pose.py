@@ -35,7 +35,7 @@ SHIFT_SHARE = 0.4             # of a foot-lifting block: the body moves over the
 SHIFT_S = 0.6                 # ...for at most this long
 FEET_LEVEL = 0.01             # m: feet this level are all down
 ROLL_PASSES = 10              # at most this many IK passes for the ball feet's roll ...
-ROLL_TOLERANCE = 1e-9         # ... rad: until the joints move less than this
+ROLL_TOLERANCE = 1e-9         # ... m: until a pass moves the feet less than this
 SUPPORT_MARGIN = 0.06         # m: the centre of mass this far inside the other feet (the
                               # soft pose gains let the body sag toward the lifted corner; at
                               # 3 cm CyberDog 2 still tipped onto it lifting a rear foot)
@@ -80,6 +80,7 @@ class PoseCtrl(Behaviour):
         self.rot_target = self.rot_next = np.eye(3)
         self.entry: np.ndarray | None = self.entry_pose(ctx, ENTRY_TOLERANCE)
         self.q_ref: np.ndarray | None = None       # the legs at the first block's start
+        self.rolls: tuple[np.ndarray, np.ndarray]  # the ball feet's roll, last two ticks
         self.kernel.hold(self.entry)
         self.kernel.tau_ff[:] = 0.0
         self.height: float | None = None
@@ -142,31 +143,32 @@ class PoseCtrl(Behaviour):
         centre = np.asarray(block.ctrl_point)
         rot = rotation_rpy(*(s * np.asarray(block.rpy_des)))
         shift = s * np.asarray(block.pos_des) + over * self.support_shift
-        # Feet fixed in the world, seen from the body after it turned and moved.
-        stance = (self.feet0 - centre - shift) @ rot + centre
         # Swing feet move by foot_pose with the body; the support shift they
         # make up for (on the ground while the body moves over the others).
         swing = self.feet0 - over * self.support_shift + s * np.asarray(block.foot_pose[:3])
-        feet = np.where(self.stance[:, None], stance, swing)
+        # Stance feet fixed in the world, seen from the body after it turned and
+        # moved. A ball foot rolls as its leg tilts: its contact point stays,
+        # its centre moves by `d`, and the targets aim the centres there
+        # (pinning the centres twists the body past the command: 0.35 rad for
+        # 0.3 of yaw on CyberDog 2). The roll is taken as a function of the
+        # pose since entry (`_roll`), the same for every leg, so blocks that
+        # sum to nothing (a hi-five) end exactly where they began. It depends
+        # on the legs it ends in: a fixed point (each pass shrinks the error
+        # about sevenfold on CyberDog 2), started from the last two ticks'
+        # rolls extrapolated, so a tick takes one or two passes.
         kin = self.robot.kin
-        q, _ = kin.inverse(feet)
-        if kin.foot_radius > 0.0:
-            # A ball foot rolls as its leg tilts: its contact point stays, its
-            # centre moves. Aim the centres where the roll takes them (pinning
-            # the centres twists the body past the command: 0.35 rad for 0.3
-            # of yaw on CyberDog 2). The roll is taken as a function of the
-            # pose since entry (`_roll`), the same for every leg, so blocks
-            # that sum to nothing (a hi-five) end exactly where they began.
-            # It depends on the legs it ends in: a fixed point (each pass
-            # shrinks the error about sevenfold on CyberDog 2).
-            turn = self.turned @ rot
-            for _ in range(ROLL_PASSES):
-                d = (self._roll(q, turn) - self.roll0) @ self.turned     # block-start frame
-                stance = (self.feet0 + d - centre - shift) @ rot + centre
-                last, (q, _) = q, kin.inverse(np.where(self.stance[:, None], stance,
-                                                       swing + d @ rot))
-                if np.max(np.abs(q - last)) < ROLL_TOLERANCE:
-                    break
+        turn = self.turned @ rot
+        before, last = self.rolls
+        d = 2.0 * last - before
+        for _ in range(ROLL_PASSES):
+            stance = (self.feet0 + d - centre - shift) @ rot + centre
+            q, _ = kin.inverse(np.where(self.stance[:, None], stance, swing + d @ rot))
+            if kin.foot_radius == 0.0:
+                break
+            d, guess = (self._roll(q, turn) - self.roll0) @ self.turned, d  # block-start frame
+            if np.max(np.abs(d - guess)) < ROLL_TOLERANCE:
+                break
+        self.rolls = (last, d)
         self.rot_target = rot
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
 
@@ -198,6 +200,7 @@ class PoseCtrl(Behaviour):
         if self.q_ref is None:
             self.q_ref = self.q_block.reshape(legs, 3).copy()
         self.roll0 = self._roll(self.q_block.reshape(legs, 3), self.turned)
+        self.rolls = (np.zeros((legs, 3)), np.zeros((legs, 3)))    # the last two ticks' rolls
 
     def _roll(self, q: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """Where the ball feet's centres have rolled (entry frame), legs at q

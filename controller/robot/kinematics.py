@@ -113,14 +113,11 @@ class QuadrupedKinematics:
         c0, s0 = np.cos(q[:, 0]), np.sin(q[:, 0])
         a = -(q[:, 1] + q[:, 2])
         ca, sa = np.cos(a), np.sin(a)
-        zero = np.zeros_like(c0)
-        rx = np.stack([np.stack([zero + 1, zero, zero], -1),
-                       np.stack([zero, c0, -s0], -1),
-                       np.stack([zero, s0, c0], -1)], -2)
-        ry = np.stack([np.stack([ca, zero, sa], -1),
-                       np.stack([zero, zero + 1, zero], -1),
-                       np.stack([-sa, zero, ca], -1)], -2)
-        return rx @ ry
+        r = np.empty((len(q), 3, 3))      # Rx(q0) @ Ry(a), written out
+        r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = ca, 0.0, sa
+        r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = s0 * sa, c0, -s0 * ca
+        r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = -c0 * sa, s0, c0 * ca
+        return r
 
     def rolled(self, q_from: np.ndarray, q_to: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """How far each ball foot's centre moves (legs, 3, in the frame of the
@@ -132,16 +129,17 @@ class QuadrupedKinematics:
         twisting the body. Exact for a tilt about one axis; for a general
         path (rolling is not path-independent) a second-order estimate."""
         spin = turn @ self.shank_rotation(q_to) @ self.shank_rotation(q_from).transpose(0, 2, 1)
-        # The rotation vector of each spin (small-angle-exact axis-angle).
-        axis = np.stack([spin[:, 2, 1] - spin[:, 1, 2], spin[:, 0, 2] - spin[:, 2, 0],
-                         spin[:, 1, 0] - spin[:, 0, 1]], -1)
-        sin = np.linalg.norm(axis, axis=1) / 2
-        cos = (np.trace(spin, axis1=1, axis2=2) - 1) / 2
-        angle = np.arctan2(sin, cos)
-        theta = axis * np.where(sin > 1e-12, angle / np.maximum(2 * sin, 1e-12), 0.5)[:, None]
-        out = np.zeros_like(theta)
-        out[:, 0] = self.foot_radius * theta[:, 1]
-        out[:, 1] = -self.foot_radius * theta[:, 0]
+        # The rotation vector of each spin (axis x angle); the roll needs its
+        # horizontal part only.
+        ax = spin[:, 2, 1] - spin[:, 1, 2]
+        ay = spin[:, 0, 2] - spin[:, 2, 0]
+        az = spin[:, 1, 0] - spin[:, 0, 1]
+        sin = 0.5 * np.sqrt(ax * ax + ay * ay + az * az)
+        cos = 0.5 * (spin[:, 0, 0] + spin[:, 1, 1] + spin[:, 2, 2] - 1.0)
+        scale = np.where(sin > 1e-12, np.arctan2(sin, cos) / np.maximum(2.0 * sin, 1e-12), 0.5)
+        out = np.zeros((len(spin), 3))
+        out[:, 0] = self.foot_radius * scale * ay
+        out[:, 1] = -self.foot_radius * scale * ax
         return out
 
     def body_height(self, q: np.ndarray) -> float:
