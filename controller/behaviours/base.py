@@ -9,7 +9,7 @@ the joint command once per tick.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -175,6 +175,18 @@ class MotorCommand:
 
 
 @dataclass
+class Imu:
+    """The IMU as the behaviours see it (any robot kind, while it is fresh):
+    the attitude filter's roll and pitch, its rotation with the yaw left out
+    (level frame: Ry(pitch) Rx(roll), body to a frame turning with the
+    heading) and the body rates. The controller fills one in place per tick."""
+    roll: float = 0.0
+    pitch: float = 0.0
+    tilt: np.ndarray = field(default_factory=lambda: np.eye(3))
+    gyro: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+@dataclass
 class TickContext:
     tick: int
     t: float                 # controller clock, s (tick * dt)
@@ -190,6 +202,8 @@ class TickContext:
     # The state estimate (a quadruped with a fresh IMU and a running
     # estimator), None otherwise: closed-loop mode 11 needs it.
     body: BodyEstimate | None = None
+    # The IMU while it is fresh (every robot kind), None otherwise.
+    imu: Imu | None = None
 
 
 class BlockClock:

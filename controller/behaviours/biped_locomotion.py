@@ -30,6 +30,7 @@ from controller.behaviours.base import (
     TickContext,
     percent,
 )
+from controller.motion.biped_balance import WalkFeedback
 from controller.motion.biped_walk import QuinticWalk, WalkFrame
 from controller.protocol.block import Block
 from controller.robot.native import LINEAR
@@ -40,6 +41,7 @@ BLEND_SPEED = 1.0             # rad/s: fastest joint while moving to the walk's 
 MIN_BLEND_TICKS = 50
 AT_REST = 1e-3                # rad: closer than this to the rest pose needs no blend
 RIGHT_SOLE, LEFT_SOLE = 0b01, 0b10
+ANKLE = {"right": (4, 5), "left": (10, 11)}   # ankle pitch, roll among the 12 leg joints
 
 
 class BipedLocomotion(Behaviour):
@@ -53,6 +55,7 @@ class BipedLocomotion(Behaviour):
         assert walk is not None
         self.walk_gaits = walk.walk_gaits
         self.walk = QuinticWalk(walk.params, robot.kin)
+        self.feedback = WalkFeedback(walk.params, robot.dt)
         self.rest = robot.stand_pose()   # = the walk's rest pose (checked by robot/config/walk.py)
         self.q_prev = self.rest.copy()
         self.frame: WalkFrame | None = None
@@ -69,6 +72,7 @@ class BipedLocomotion(Behaviour):
 
     def enter(self, ctx: TickContext) -> None:
         self.walk.reset(standing=True)
+        self.feedback.reset()
         self.frame = None
         self.gait_id = STAND
         self.clock = BlockClock()
@@ -95,9 +99,22 @@ class BipedLocomotion(Behaviour):
         walking = ours and block.gait_id in self.walk_gaits
         command = block.vel_des if walking else (0.0, 0.0, 0.0)
         dt = self.robot.dt
-        self.frame = self.walk.step(dt, command)
+        frame = self.frame = self.walk.step(dt, command)
         q = self.rest.copy()
-        q[self.cfg.leg_indices] = self.walk.joint_targets(self.frame)
+        imu = ctx.imu
+        if imu is None or not self.feedback.enabled:
+            q[self.cfg.leg_indices] = self.walk.joint_targets(frame)
+        else:
+            # Closed loop: the swing foot placed from the measured torso, the
+            # support ankle damped by the gyro (controller/motion/biped_balance.py).
+            right, left, ankle = self.feedback.adjust(
+                frame, self.walk, (imu.roll, imu.pitch), imu.gyro, self.robot.feet(ctx.q))
+            legs, _ = self.robot.legs_for((right, left))
+            if frame.support != "both":
+                pitch, roll = ANKLE[frame.support]
+                legs[pitch] += ankle[0]
+                legs[roll] += ankle[1]
+            q[self.cfg.leg_indices] = legs
         q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
         # Stream: reach this tick's target now, with the velocity that got us here.
         self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)

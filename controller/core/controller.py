@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.behaviours.base import Behaviour, MotorCommand, TickContext, make_robot
+from controller.behaviours.base import Behaviour, Imu, MotorCommand, TickContext, make_robot
 from controller.behaviours.biped_locomotion import BipedLocomotion
 from controller.behaviours.damper import Damper
 from controller.behaviours.force_jump import ForceJump
@@ -68,7 +68,7 @@ from controller.protocol.block import (
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.protocol.intake import Intake
 from controller.protocol.queue import CommandQueue
-from controller.robot.angles import quat_rpy
+from controller.robot.angles import quat_rpy, quat_to_rotation
 from controller.robot.config import Config
 from controller.robot.native import Kernel, Payload
 
@@ -243,6 +243,8 @@ class Controller:
         self.imu_quat = np.array([1.0, 0.0, 0.0, 0.0])
         self.imu_gyro = np.zeros(3)
         self.imu_accel = np.zeros(3)
+        self.imu = Imu()            # the behaviours' view of it (TickContext.imu)
+        self._imu_rot = np.eye(3)
         self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
         self.localization = msgs.localization_lcmt()
@@ -365,6 +367,17 @@ class Controller:
             return
         roll, pitch, _ = quat_rpy(self.imu_quat)
         self.fsm.attitude = roll, pitch
+        imu = self.imu
+        imu.roll, imu.pitch = roll, pitch
+        imu.gyro[:] = self.imu_gyro
+        # Yaw taken out: Rz(yaw)^T R = Ry(pitch) Rx(roll).
+        rot = quat_to_rotation(self.imu_quat, self._imu_rot)
+        c, s = rot[0, 0], rot[1, 0]
+        n = math.hypot(c, s) or 1.0
+        c, s = c / n, s / n
+        imu.tilt[0] = c * rot[0] + s * rot[1]
+        imu.tilt[1] = -s * rot[0] + c * rot[1]
+        imu.tilt[2] = rot[2]
         est = self.estimator
         if est is None:
             return
@@ -841,7 +854,8 @@ class Controller:
         ctx = TickContext(self.tick, t, self.q, self.qd, self.tau, active,
                           self._motor_command(now_ns) if active.mode == 15 else None,
                           self.queue.motion_progress(),
-                          body=self._body_estimate(now_ns))
+                          body=self._body_estimate(now_ns),
+                          imu=self.imu if self.fsm.attitude is not None else None)
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)

@@ -222,6 +222,7 @@ class QuinticWalk:
         self._last_support = RIGHT
         self._plan: _Step | None = None
         self._t = 0.0
+        self._landing_shift: tuple[float, float] = (0.0, 0.0)
 
     def is_stopped(self) -> bool:
         """At rest with both feet down side by side (no step planned)."""
@@ -264,6 +265,21 @@ class QuinticWalk:
         if plan is None:
             return self._rest_frame(velocity)
         return self._frame(plan, self._t, velocity)
+
+    def shift_landing(self, dx: float, dy: float) -> None:
+        """The running step's swing foot is being put down (dx, dy) off its
+        plan (odometry frame) by a balance correction: it lands there, and
+        the following steps start from where it is. Each new step starts
+        with no shift."""
+        self._landing_shift = (dx, dy)
+
+    def swing_progress(self) -> float:
+        """0 at lift-off .. 1 at touch-down of the running step's swing foot;
+        0 in double support and at rest."""
+        st = self._plan
+        if st is None or self._t <= st.lift_off:
+            return 0.0
+        return min(1.0, (self._t - st.lift_off) / (st.duration - st.lift_off))
 
     def joint_targets(self, frame: WalkFrame) -> np.ndarray:
         """The 12 leg joint angles, right leg then left leg, each hip yaw, hip
@@ -368,7 +384,10 @@ class QuinticWalk:
 
     def _land(self, st: _Step) -> None:
         """The step is over: the swing foot is down and supports next."""
-        self._feet[st.swing] = st.swing_to
+        dx, dy = self._landing_shift
+        self._landing_shift = (0.0, 0.0)
+        to = st.swing_to
+        self._feet[st.swing] = (to[0] + dx, to[1] + dy, to[2])
         self._trunk, self._trunk_vel = st.trunk_to, st.trunk_end_vel
         self._sway_vel, self._posture = st.sway_end_vel, st.posture_to
         self._velocity = (0.0, 0.0, 0.0) if st.closing else st.twist

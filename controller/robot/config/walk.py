@@ -21,6 +21,44 @@ Vec3 = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
+class WalkBalance:
+    """The walk's feedback from the IMU (controller/motion/biped_balance.py);
+    all zero is the open-loop walk."""
+    tilt_gain: float = 0.0            # share of the torso's tilt error the swing foot makes up
+    capture_gain: tuple[float, float] = (0.0, 0.0)   # x, y: share of the capture-point error stepped
+    max_shift: float = 0.0            # m: the largest landing correction
+    ankle_gyro: tuple[float, float] = (0.0, 0.0)     # pitch, roll: support ankle rad per rad/s
+
+    @classmethod
+    def from_mapping(cls, data: Any, where: str) -> WalkBalance:
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise HumanoidConfigError(f"{where}: balance: expected a mapping")
+        unknown = set(data) - {"tilt_gain", "capture_gain", "max_shift", "ankle_gyro"}
+        if unknown:
+            raise HumanoidConfigError(f"{where}: balance: unknown keys {sorted(unknown)}")
+
+        def number(value: Any, key: str, lo: float, hi: float) -> float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or not lo <= value <= hi:
+                raise HumanoidConfigError(f"{where}: balance.{key}: expected a number in "
+                                          f"[{lo}, {hi}], got {value!r}")
+            return float(value)
+
+        def pair(key: str, lo: float, hi: float) -> tuple[float, float]:
+            value = data.get(key, [0.0, 0.0])
+            if not isinstance(value, list) or len(value) != 2:
+                raise HumanoidConfigError(f"{where}: balance.{key}: expected [a, b], got {value!r}")
+            return number(value[0], key, lo, hi), number(value[1], key, lo, hi)
+
+        return cls(tilt_gain=number(data.get("tilt_gain", 0.0), "tilt_gain", 0.0, 1.0),
+                   capture_gain=pair("capture_gain", 0.0, 2.0),
+                   max_shift=number(data.get("max_shift", 0.0), "max_shift", 0.0, 0.2),
+                   ankle_gyro=pair("ankle_gyro", -1.0, 1.0))
+
+
+@dataclass(frozen=True)
 class WalkParams:
     step_frequency: float        # single steps per second (a gait cycle is two steps)
     double_support_ratio: float  # share of each step with both feet down
@@ -32,6 +70,7 @@ class WalkParams:
     velocity_min: Vec3           # window per axis: vx (m/s), vy (m/s), yaw rate (rad/s)
     velocity_max: Vec3
     acceleration_max: Vec3       # per axis, applied once per step (m/s^2, rad/s^2)
+    balance: WalkBalance = WalkBalance()   # feedback from the IMU; none by default
 
     @property
     def step_duration(self) -> float:
@@ -81,6 +120,7 @@ class WalkParams:
             velocity_min=(lo[0], lo[1], lo[2]),
             velocity_max=(hi[0], hi[1], hi[2]),
             acceleration_max=(amax[0], amax[1], amax[2]),
+            balance=WalkBalance.from_mapping(data.get("balance"), where),
         )
 
 
