@@ -70,7 +70,7 @@ def test_nao22_loads_with_its_legs_found_by_group(cfg):
     # The walk (mode 11) with its own walk file at NAO's stand height and hip spacing.
     assert cfg.walk is not None and cfg.walk.path.name == "nao22_walk.yaml" and "walk" in cfg.gains
     assert cfg.walk.params.trunk_height == cfg.stand_height
-    assert set(cfg.fsm.names) == {0, 7, 11, 12, 60}     # 60 SCRIPT: .mof motions by name
+    assert set(cfg.fsm.names) == {0, 7, 11, 12, 21, 60}   # 60 SCRIPT: .mof motions by name
     # Arms of four joints: a gain set has one kp per arm joint.
     np.testing.assert_allclose(cfg.gains["pose"].kp[2:6], [8, 8, 6, 6])
 
@@ -400,7 +400,7 @@ def test_the_controller_stands_nao22_up_from_off() -> None:
     assert rig.ctl.counters.last_error == "" and rig.ctl.counters.commands_rejected == 0
     assert rig.ctl.response.motor_error == [0] * 12             # the leg joints'
     # The damper lies it down into the lie pose; from there the walk is
-    # refused (only a finished stand walks) and mode 21 is not in the table.
+    # refused (only a finished stand walks), and so is the pose (21).
     rig.send(7, 1)
     rig.run_until(lambda r: r.last.mode == 7 and r.last.bar == 100, 3000)
     rig.run(200)
@@ -412,4 +412,4 @@ def test_the_controller_stands_nao22_up_from_off() -> None:
     rig.send(21, 5)
     rig.run(10)
     assert rig.last.switch_status == BAN_TRANS and rig.mode == 7
-    assert "mode 21 is not a known mode" in rig.ctl.counters.last_error
+    assert "PURE_DAMPER cannot switch to POSE_CTRL" in rig.ctl.counters.last_error

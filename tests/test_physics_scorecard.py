@@ -224,3 +224,20 @@ def test_a_margins_row_runs_again_in_each_margin_world_under_its_own_name() -> N
     assert [w.trunk_mass_scale for w in worlds] == [0.9, 1.1, 1.0, 1.0]
     assert [w.friction for w in worlds] == [None, None, 0.5, 1.0]
     assert all(r.spec["checks"] == variants[0].spec["checks"] for r in variants)
+
+
+def test_a_row_may_name_the_robots_own_figures_instead_of_numbers() -> None:
+    """walk_min/walk_max (per axis of vel_des) and height_min/height_max
+    come from the robot's config, so one humanoid row fits both robots; an
+    unknown name or a walk figure on a robot without a biped walk is an error."""
+    from controller.robot.resources import CONFIG_DIR
+    h20, nao = (load_config(CONFIG_DIR / f"{r}.yaml") for r in ("humanoid20", "nao22"))
+    assert scorecard.resolve(h20, ["walk_max", 0, "walk_min"], "t") == [0.25, 0, -0.5]
+    assert scorecard.resolve(nao, ["walk_max", "walk_min", 0], "t") == [0.15, -0.08, 0]
+    assert scorecard.resolve(nao, [0, 0, "height_min"], "t") == [0, 0, 0.18]
+    assert scorecard.target_height(h20, "height_max") == 0.42
+    assert scorecard.resolve(h20, 3, "t") == 3
+    with pytest.raises(ConfigError, match="walk_fast"):
+        scorecard.resolve(h20, ["walk_fast", 0, 0], "t")
+    with pytest.raises(ConfigError, match="no biped walk"):
+        scorecard.resolve(load_config(CONFIG_DIR / "cyberdog2.yaml"), ["walk_max", 0, 0], "t")

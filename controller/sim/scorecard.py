@@ -156,14 +156,18 @@ def _run(row: Row) -> None:
     mode = -1
     marks = Marks()
     for step in spec["steps"]:
-        fields = {k: v for k, v in step.items()
-                  if k not in ("s", "heartbeat", "push", "goal", "upload")}
+        fields = {k: resolve(cfg, v, f"{row.name}: {k}") for k, v in step.items()
+                  if k not in ("s", "heartbeat", "push", "goal", "upload", "random")}
         uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
             marks.push = len(trial.trace.t)
         if "goal" in step:
             _send_goal(trial, step["goal"], step["s"], marks)
+        if "random" in step:
+            _random_commands(trial, cfg, fields, step["random"], step["s"], row.name)
+            mode = int(fields["mode"])
+            continue
         if "mode" in fields:
             trial.send(**fields)
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
@@ -175,6 +179,48 @@ def _run(row: Row) -> None:
                                   f"{name}: {trial.ctl.counters.last_error}")
     row.metrics = measure(trial, start, spec, command, mode, marks)
     row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+# Figures of the robot's config a row may name instead of a number (in a
+# list, the entry's index is the axis): the walk's velocity window and the
+# pose height range, so one row fits robots of different sizes.
+CONFIG_FIGURES = ("walk_min", "walk_max", "height_min", "height_max")
+
+
+def resolve(cfg: Any, value: Any, where: str) -> Any:
+    """`value` with every CONFIG_FIGURES name replaced by the config's figure."""
+    if isinstance(value, list):
+        return [_figure(cfg, v, i, where) if isinstance(v, str) else v for i, v in enumerate(value)]
+    return _figure(cfg, value, 0, where) if value in CONFIG_FIGURES else value
+
+
+def _figure(cfg: Any, name: str, axis: int, where: str) -> float:
+    if name in ("walk_min", "walk_max"):
+        if cfg.walk is None:
+            raise ConfigError(f"{CARD}: {where}: {name}: {cfg.robot} has no biped walk")
+        params = cfg.walk.params
+        return float((params.velocity_min if name == "walk_min" else params.velocity_max)[axis])
+    if name in ("height_min", "height_max"):
+        return float(cfg.pose_height_range[0 if name == "height_min" else 1])
+    raise ConfigError(f"{CARD}: {where}: {name!r} is not a number or one of {CONFIG_FIGURES}")
+
+
+def _random_commands(trial: Trial, cfg: Any, fields: dict[str, Any], spec: dict[str, Any],
+                     seconds: float, row: str) -> None:
+    """A step's `random: {seed, hold}`: for `seconds`, the step's command
+    with a new vel_des every `hold` s, uniform inside the walk's window."""
+    unknown = sorted(set(spec) - {"seed", "hold"})
+    if unknown or "mode" not in fields:
+        raise ConfigError(f"{CARD}: {row}: random: want a mode and {{seed, hold}}, not {unknown}")
+    rng = np.random.default_rng(int(spec.get("seed", 0)))
+    lo = np.array([_figure(cfg, "walk_min", i, row) for i in range(3)])
+    hi = np.array([_figure(cfg, "walk_max", i, row) for i in range(3)])
+    hold = float(spec.get("hold", 2.0))
+    left = seconds
+    while left > 1e-9:
+        trial.send(**{**fields, "vel_des": rng.uniform(lo, hi).tolist()})
+        trial.run(min(hold, left))
+        left -= hold
 
 
 def _upload(trial: Trial, name: str, row: str) -> tuple[str, str]:
@@ -226,6 +272,8 @@ def arc_end(distance: float, angle: float) -> tuple[float, float, float]:
 
 
 def target_height(cfg: Any, target: Any) -> float | None:
+    if target in CONFIG_FIGURES:
+        return _figure(cfg, target, 0, "target")
     if target == "stand":
         return float(cfg.stand_height)
     if target == "body":
