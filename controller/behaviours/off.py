@@ -1,16 +1,46 @@
-"""Mode 0 OFF: zero gains and zero torque (SPEC §5.6 step 1, §7)."""
+"""Mode 0 OFF: zero gains and zero torque (SPEC §5.6 step 1, §7).
+
+A humanoid that falls (config `fall`, controller/core/fall.py) enters OFF
+through ESTOP bracing first: the joints move to the protective posture for
+the fall's direction (arms out ahead or behind, knees bent) with the fall
+gains, and go limp once the torso's tilt passes `passive_tilt`, before the
+impact, or at the latest PROTECT_MAX_S after the fall was seen."""
 from __future__ import annotations
 
+import math
+
 from controller.behaviours.base import Behaviour, TickContext
+from controller.robot.native import LINEAR
+
+PROTECT_MAX_S = 1.5
 
 
 class Off(Behaviour):
     mode = 0
     checks_tracking = False
+    protect_until: float | None = None   # bracing for a fall until this time (s)
 
     def enter(self, ctx: TickContext) -> None:
+        self.protect_until = None
         self.go_limp(ctx)
 
+    def protect(self, ctx: TickContext, forward: bool) -> None:
+        """Brace for a fall forward (or backward): the protective posture."""
+        fall = self.cfg.fall
+        if fall is None:
+            return
+        self.kernel.set_gains(fall.gains.kp, fall.gains.kd)
+        self.kernel.move(ctx.q.copy(), fall.front if forward else fall.back, ctx.t,
+                         fall.protect_s, LINEAR)
+        self.protect_until = ctx.t + PROTECT_MAX_S
+
     def run(self, ctx: TickContext) -> None:
+        if self.protect_until is not None:
+            fall = self.cfg.fall
+            imu = ctx.imu
+            tilt = math.acos(max(-1.0, min(1.0, float(imu.tilt[2, 2])))) if imu else math.inf
+            if fall is not None and tilt < fall.passive_tilt and ctx.t < self.protect_until:
+                return
+            self.protect_until = None
         # The joints are passive: report where they are, with no stiffness.
         self.go_limp(ctx)

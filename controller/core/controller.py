@@ -35,6 +35,7 @@ from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
 from controller.core.estimator import QuadrupedEstimator
+from controller.core.fall import FallDetector
 from controller.core.faults import JointStateWatch, TrackingWatch
 from controller.core.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.core.goals import (
@@ -172,6 +173,8 @@ class Controller:
             + ((ForceJump,) if cfg.kind == "quadruped" and cfg.balance is not None else ())
         self.director = Director(cfg, self.kernel)
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
+        if cfg.fall is not None:
+            self.fsm.fall = FallDetector(cfg.fall, cfg.dt)
         # The quadruped estimates foot forces from joint torques (SPEC §5.10);
         # the humanoid reports the feet its motion plans on the ground.
         self._contact = self._estimated_contact if cfg.kind == "quadruped" else self._planned_contact
@@ -364,6 +367,8 @@ class Controller:
         orientation check and the odometry report (None without a fresh IMU)."""
         if not self.imu_watch.fresh(now_ns):
             self.fsm.attitude = None
+            if self.fsm.fall is not None:
+                self.fsm.fall.update(None)
             return
         roll, pitch, _ = quat_rpy(self.imu_quat)
         self.fsm.attitude = roll, pitch
@@ -378,6 +383,8 @@ class Controller:
         imu.tilt[0] = c * rot[0] + s * rot[1]
         imu.tilt[1] = -s * rot[0] + c * rot[1]
         imu.tilt[2] = rot[2]
+        if self.fsm.fall is not None:
+            self.fsm.fall.update(imu.tilt)
         est = self.estimator
         if est is None:
             return
@@ -863,6 +870,8 @@ class Controller:
             self.fsm.damp(ctx)
         else:
             self.fsm.step(ctx, fault=self.fault_now)
+        if self.fsm.fell:
+            self._report_fall(now_ns)
         self._script_tick(now_ns, ctx, active)
         self.kernel.step(t)
 
@@ -876,6 +885,22 @@ class Controller:
         self.last_reported = reported
         self.tick += 1
         return out
+
+    def _report_fall(self, now_ns: int) -> None:
+        """A humanoid is falling (controller/core/fall.py): say so in the log,
+        controller_status's last_error and a FALL motion_event."""
+        fall = self.fsm.fall
+        assert fall is not None and fall.tilt is not None
+        way = "forward" if fall.forward else "backward"
+        text = (f"falling {way}: tilt {fall.tilt:.2f} rad at {fall.rate:.1f} rad/s; "
+                f"the motion stopped, protective posture, limp before the impact; "
+                f"stand up (12, or a getup script from 7) before walking")
+        self.counters.last_error = text
+        self.log.error("fall_detected", direction=way, tilt=round(fall.tilt, 3),
+                       tilt_rate=round(fall.rate, 2), mode_before=self.fsm.estop_from,
+                       tick=self.tick)
+        self.events.append(Event(EventKind.FALL, 0, 0, x=self.odom.x, y=self.odom.y,
+                                 yaw=self.odom.yaw, value=fall.tilt, text=f"falling {way}"))
 
     @property
     def plan_tick(self) -> int:

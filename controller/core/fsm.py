@@ -14,6 +14,8 @@ import numpy as np
 from controller.behaviours.base import Behaviour, TickContext
 from controller.behaviours.damper import Damper
 from controller.behaviours.lifted import LiftDetector, Lifted
+from controller.behaviours.off import Off
+from controller.core.fall import FallDetector
 from controller.protocol.block import Block
 
 # Operating modes NORMAL, TRANSITIONING, ESTOP, EDAMP and LIFTED share their
@@ -56,6 +58,11 @@ class Fsm:
         # Roll and pitch as the IMU measures them (the controller sets them
         # each tick); None without a fresh IMU, and no orientation check then.
         self.attitude: tuple[float, float] | None = None
+        # A humanoid's fall detector (config `fall`; the controller sets it):
+        # a fall stops the motion into ESTOP with the protective posture.
+        self.fall: FallDetector | None = None
+        self.fell = False               # a fall was detected this tick
+        self.estop_from = OFF           # the state a fall stopped
         lifted = behaviours.get(Lifted.mode)
         self.lift: LiftDetector | None = lifted.detector if isinstance(lifted, Lifted) else None
 
@@ -141,6 +148,7 @@ class Fsm:
         """One tick; `fault`: a fault the controller watches (joint_state lost,
         a tracking error) tripped this tick, and the robot enters EDAMP."""
         requested = ctx.block.mode
+        self.fell = False
         if self.lift is not None:
             self.lift.update(ctx, self.state.planned_contact())
         self._pre_check(ctx, fault)
@@ -209,6 +217,17 @@ class Fsm:
     def _pre_check(self, ctx: TickContext, fault: bool) -> None:
         if self.operating in (ESTOP, EDAMP):
             return   # keep the bits that caused it
+        if self.fall is not None and self.fall.falling() and self.state.mode not in (OFF, DAMPER) \
+                and not self._tips_on_purpose(ctx):
+            # A humanoid tipping over: stop the motion, brace, then go limp
+            # before the impact (the OFF state's protective posture).
+            self.ori_error = 1
+            self.fell = True
+            self.estop_from = self.state.mode
+            self.estop(ctx)
+            if isinstance(self.state, Off):
+                self.state.protect(ctx, self.fall.forward)
+            return
         if self._fallen(ctx):
             self.estop(ctx)
             return
@@ -222,6 +241,14 @@ class Fsm:
             self.footpos_error = self._foot_workspace_bits(ctx, *workspace)
         if self.footpos_error or fault:
             self._enter_edamp(ctx)
+
+    def _tips_on_purpose(self, ctx: TickContext) -> bool:
+        """A script of the fall config's except_scripts (a getup) is playing."""
+        assert self.fall is not None
+        run = ctx.block.script
+        script = getattr(run.playback, "script", None) if run is not None else None
+        parts = {p.name for p in script.parts} if script is not None else set()
+        return bool(parts & self.fall.cfg.except_scripts)
 
     def _fallen(self, ctx: TickContext) -> bool:
         """The orientation check (SPEC §5.8, §5.9): in a checked state with a

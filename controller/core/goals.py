@@ -71,6 +71,7 @@ class EventKind(enum.IntEnum):
     ACCEPTED = 5
     SCRIPT_STARTED = 6     # script requests (controller/core/director.py)
     SCRIPT_DONE = 7
+    FALL = 8               # a humanoid is falling (controller/core/fall.py)
 
 
 class Reason(enum.IntEnum):

@@ -181,6 +181,11 @@ def _run(row: Row) -> None:
     row.verdicts = judge(row.metrics, spec["checks"], command)
 
 
+# A humanoid's legs below the hip: landing on them (knees bent) is the
+# protective posture working, not the impact.
+LOWER_LIMBS = ("_shank", "_thigh")
+
+
 # Figures of the robot's config a row may name instead of a number (in a
 # list, the entry's index is the axis): the walk's velocity window and the
 # pose height range, so one row fits robots of different sizes.
@@ -336,6 +341,16 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     reached = np.flatnonzero(height_ok & upright & ~other)
     m["time_to_stand"] = float(reached[0] * dt) if len(reached) else math.inf
     m["fell"] = float(bool(other.any() or tilt.max() > FELL_TILT))
+    # A humanoid's fall (controller/core/fall.py): when the controller saw it,
+    # how long before the upper body (not a foot, shank or thigh) hit the
+    # ground, and whether every joint was limp by then.
+    seen = np.flatnonzero(tr.fall_seen[start:])
+    limbs = LOWER_LIMBS + tuple(trial.feet)
+    hit = np.flatnonzero([any(not g.endswith(limbs) for g in c) for c in contacts])
+    origin = marks.push if marks is not None and marks.push is not None else start
+    m["fall_detected_s"] = float((start + seen[0] - origin) * dt) if len(seen) else math.inf
+    m["fall_warning_s"] = float((hit[0] - seen[0]) * dt) if len(seen) and len(hit) else -math.inf
+    m["limp_at_impact"] = float(len(hit) > 0 and not tr.stiff[start + hit[0]])
     m["end_tilt"] = float(tilt[-1])
     m["end_on_feet"] = float(bool(contacts[-1]) and contacts[-1] <= feet and len(contacts[-1]) == len(feet))
     # The highest progress the response reported in the commanded mode (a

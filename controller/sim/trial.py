@@ -51,6 +51,8 @@ class Trace:
     # The controller's own belief, for judging it against the truth above:
     odometry: list[tuple[float, float, float]] = field(default_factory=list)   # ctl.odom x, y, yaw
     estimate: list[np.ndarray] = field(default_factory=list)   # estimated world (vx, vy); NaN without
+    fall_seen: list[bool] = field(default_factory=list)     # the controller detected a fall this tick
+    stiff: list[bool] = field(default_factory=list)         # some joint's kp is not zero
 
 
 def contact_slide(model: Any, data: Any, sites: list[int], to_contact: np.ndarray,
@@ -174,6 +176,8 @@ class Trial:
         odom, est = self.ctl.odom, self.ctl.estimator
         tr.odometry.append((odom.x, odom.y, odom.yaw))
         tr.estimate.append(est.velocity[:2].copy() if est is not None else np.full(2, np.nan))
+        tr.fall_seen.append(self.ctl.fsm.fell)
+        tr.stiff.append(bool(np.any(self.ctl.kernel.kp > 0.0)))
         if response is not None:
             r = msgs.robot_control_response_lcmt.decode(bytes(response))
             tr.mode.append(r.mode)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from controller.robot.config.body import Gains, check_gains, check_poses, height_range
+from controller.robot.config.fall import load_optional_fall
 from controller.robot.config.mof import load_mof
 from controller.robot.config.reader import ConfigError, Reader, indices
 from controller.robot.config.walk import load_optional_walk
@@ -66,6 +67,7 @@ def load_humanoid(r: Reader, path: Path) -> dict[str, Any]:
         "pose_height_range": height_range(r, (0.8 * stand_height, stand_height)),
         "walk": walk,
         "mof": load_mof(r, path, names, (q_min_a, q_max_a, v_max), gains),
+        "fall": load_optional_fall(r, poses, gains),
     }
 
 

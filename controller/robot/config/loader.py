@@ -11,6 +11,7 @@ import numpy as np
 from controller.robot.config.balance import BalanceConfig, load_balance
 from controller.robot.config.body import Gains
 from controller.robot.config.estimator import EstimatorConfig, load_estimator
+from controller.robot.config.fall import FallConfig
 from controller.robot.config.fsm import FsmTable, load_fsm
 from controller.robot.config.humanoid import load_humanoid
 from controller.robot.config.lcm import LcmConfig, check_namespace, load_lcm
@@ -58,6 +59,7 @@ class Config:
     walk: WalkConfig | None = None               # biped walk
     motions: MotionsConfig | None = None         # mode-62 step-list motions
     mof: MofConfig | None = None                 # B-Human .mof motion nets
+    fall: FallConfig | None = None               # a humanoid's fall detection and posture
     sim: dict[str, Any] = field(default_factory=dict)
     # Limbs: joint groups a script can own while the mode drives the others
     # (the humanoid's `group`s, the quadruped's legs).

@@ -1,0 +1,145 @@
+"""A humanoid that falls (config `fall`, controller/core/fall.py): the IMU
+sees it early, the robot stops, braces and is limp before its upper body
+hits the ground, says so, and does not walk until it has stood up again."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from controller import msgs
+from controller.core.fall import FallDetector
+from controller.core.goals import EventKind
+from controller.robot.config import ConfigError, load_config
+from controller.robot.config.fall import load_optional_fall
+from controller.robot.config.reader import Reader
+from controller.robot.resources import CONFIG_DIR
+from controller.sim.trial import Trial
+
+DT = 0.002
+
+
+def level(pitch: float, roll: float = 0.0) -> np.ndarray:
+    """Ry(pitch) Rx(roll), as Imu.tilt holds it."""
+    cr, sr, cp, sp = math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch)
+    return np.array([[cp, sp * sr, sp * cr], [0.0, cr, -sr], [-sp, cp * sr, cp * cr]])
+
+
+def detector() -> FallDetector:
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+    assert cfg.fall is not None
+    return FallDetector(cfg.fall, DT)
+
+
+def feed(det: FallDetector, pitches: np.ndarray, roll: float = 0.0) -> list[bool]:
+    out = []
+    for p in pitches:
+        det.update(level(float(p), roll))
+        out.append(det.falling())
+    return out
+
+
+def test_tipping_past_the_tilt_at_the_rate_is_a_fall_with_its_direction() -> None:
+    det = detector()
+    # 2 rad/s forward from upright: a fall once past 0.45 rad, not before.
+    pitches = np.arange(0.0, 0.7, 2.0 * DT)
+    seen = feed(det, pitches)
+    first = pitches[seen.index(True)]
+    assert 0.45 <= first < 0.47 and det.forward
+    det = detector()
+    feed(det, -pitches)
+    assert det.falling() and not det.forward
+    det = detector()                                   # sideways counts too
+    feed(det, np.zeros(len(pitches)), 0.0)
+    for r in np.arange(0.0, 0.7, 2.0 * DT):
+        det.update(level(0.0, float(r)))
+    assert det.falling()
+
+
+def test_leaning_slowly_lying_still_or_rising_is_no_fall() -> None:
+    det = detector()
+    assert not any(feed(det, np.arange(0.0, 0.8, 0.5 * DT)))     # 0.5 rad/s: a lean
+    det = detector()
+    assert not any(feed(det, np.full(500, 1.57)))                 # lying on the floor
+    det = detector()
+    assert not any(feed(det, np.arange(1.57, 0.0, -3.0 * DT)))    # getting up
+    det.update(None)                                              # IMU gone: no verdict
+    assert det.tilt is None and not det.falling()
+
+
+@pytest.mark.parametrize("data, error", [
+    ({"tilt": 0.5, "tilt_rate": 1, "passive_tilt": 0.4, "protect_s": 0.1, "front": "stand",
+      "back": "stand", "gains": "pose"}, "above tilt"),
+    ({"tilt": 0.5, "tilt_rate": 1, "passive_tilt": 0.8, "protect_s": 0.1, "front": "dive",
+      "back": "stand", "gains": "pose"}, "'dive' is not a pose"),
+    ({"tilt": 0.5, "tilt_rate": 1, "passive_tilt": 0.8, "protect_s": 0.1, "front": "stand",
+      "back": "stand", "gains": "soft"}, "'soft' is not a set"),
+    ({"tilt": 0.5, "tilt_rate": 1, "passive_tilt": 0.8, "protect_s": 0.1, "front": "stand",
+      "back": "stand", "gains": "pose", "roll_out": 1}, "unknown key"),
+])
+def test_a_bad_fall_section_names_the_key(data: dict, error: str) -> None:
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+    with pytest.raises(ConfigError, match=error):
+        load_optional_fall(Reader("x.yaml", {"fall": data}), cfg.poses, cfg.gains)
+
+
+def pushed_over(push: float, events: list[msgs.motion_event_t]) -> Trial:
+    """humanoid20 standing, then pushed (m/s forward); `events` collects
+    every motion_event it publishes."""
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+
+    def record(port: str, utime: int, channel: str, data: bytes) -> None:
+        if channel == cfg.lcm.channels["motion_event"]:
+            events.append(msgs.motion_event_t.decode(data))
+
+    trial = Trial(cfg, recorder=record)
+    trial.send(12)
+    trial.run(3.0)
+    trial.robot.data.qvel[0] += push
+    return trial
+
+
+@pytest.mark.parametrize("push, forward", [(0.8, True), (-0.8, False)])
+def test_pushed_over_it_braces_goes_limp_before_the_impact_and_says_so(
+        push: float, forward: bool) -> None:
+    published: list[msgs.motion_event_t] = []
+    trial = pushed_over(push, published)
+    ctl = trial.ctl
+    start = len(trial.trace.t)
+    trial.run(2.0)
+    events = [e for e in published if e.kind == EventKind.FALL]
+    tr = trial.trace
+    seen = [i for i, f in enumerate(tr.fall_seen[start:]) if f]
+    assert len(seen) == 1                      # reported once
+    upper = [i for i, c in enumerate(tr.contacts[start:])
+             if any(not g.endswith(("_foot", "_shank", "_thigh")) for g in c)]
+    assert upper and upper[0] > seen[0] + 25   # seen at least 50 ms before the impact
+    assert not tr.stiff[start + upper[0]]      # limp by then
+    assert any(tr.stiff[start + seen[0]:start + upper[0]])   # braced in between
+    assert ctl.fsm.ori_error == 1 and tr.mode[-1] == 0
+    assert ("forward" if forward else "backward") in ctl.counters.last_error
+    assert len(events) == 1 and events[0].value >= 0.45
+    assert events[0].text == f"falling {'forward' if forward else 'backward'}"
+    # No walking from the floor: 11 is refused until a stand.
+    trial.send(11, 3, vel_des=[0.1, 0.0, 0.0])
+    trial.run(0.5)
+    assert tr.mode[-1] == 0
+
+
+def test_without_a_fall_section_the_push_just_topples_it_stiff() -> None:
+    """The same push with the feature off (no `fall`): no detection, the
+    joints stay stiff into the impact (what the section changes)."""
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+    trial = Trial(replace(cfg, fall=None))
+    trial.send(12)
+    trial.run(3.0)
+    trial.robot.data.qvel[0] += 0.8
+    start = len(trial.trace.t)
+    trial.run(2.0)
+    tr = trial.trace
+    assert not any(tr.fall_seen)
+    upper = [i for i, c in enumerate(tr.contacts[start:])
+             if any(not g.endswith(("_foot", "_shank", "_thigh")) for g in c)]
+    assert upper and tr.stiff[start + upper[0]]
