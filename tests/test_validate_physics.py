@@ -120,11 +120,16 @@ def test_a_script_that_tips_the_humanoid_over_fell(tmp_path):
     assert out[0].startswith(f"OK   {bad}: ok (2 frames, 1.2 s, robot humanoid20)")
     assert out[1].startswith("  physics: FELL (robot humanoid20, played by a script request "
                              "in the script mode 60; ")
-    assert out[2].startswith("    frame 1 (0.4 s): ok  ")
-    assert out[3].startswith("    frame 2 (0.8 s): FELL at ")
-    fell_at = float(out[3].split("FELL at ")[1].split(" s")[0])
+    # humanoid20's fall detection (config `fall`) saw it and stopped the script.
+    assert out[2].startswith("    it did not finish: the controller saw the robot falling "
+                             "and stopped it (falling ")
+    assert "falling right" in out[2]
+    assert out[3].startswith("    frame 1 (0.4 s): ok  ")
+    # Stopped in frame 2, it goes down after the script's (early) end.
+    assert out[5].startswith("    after the end (0.3 s): FELL at ")
+    fell_at = float(out[5].split("FELL at ")[1].split(" s")[0])
     assert 0.4 <= fell_at <= 1.2          # within frame 2's window
-    tilt = float(out[3].split("(tilt ")[1].split(" rad")[0])
+    tilt = float(out[5].split("(tilt ")[1].split(" rad")[0])
     assert tilt > pc.FALL_TILT
 
 

@@ -891,7 +891,7 @@ class Controller:
         controller_status's last_error and a FALL motion_event."""
         fall = self.fsm.fall
         assert fall is not None and fall.tilt is not None
-        way = "forward" if fall.forward else "backward"
+        way = fall.direction
         text = (f"falling {way}: tilt {fall.tilt:.2f} rad at {fall.rate:.1f} rad/s; "
                 f"the motion stopped, protective posture, limp before the impact; "
                 f"stand up (12, or a getup script from 7) before walking")

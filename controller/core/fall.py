@@ -5,8 +5,8 @@ from the attitude filter's rotation with the yaw left out. A fall is a tilt
 beyond `tilt` that is still growing at `tilt_rate` or faster (a filtered
 difference of theta): a robot leaning on purpose, or lying still on the
 floor, or rising from it (theta shrinking), is not falling. The direction
-is forward when the torso's x axis points below the horizon (nose down),
-backward otherwise."""
+is where the torso's up axis leans, the larger of its forward and sideways
+parts: forward, backward, left or right."""
 from __future__ import annotations
 
 import math
@@ -28,7 +28,7 @@ class FallDetector:
     def reset(self) -> None:
         self.tilt: float | None = None   # rad from upright; None without an IMU
         self.rate = 0.0                  # d tilt / dt, rad/s, filtered
-        self.forward = True
+        self.direction = "forward"
 
     def update(self, level: np.ndarray | None) -> None:
         """Once a tick: `level` the IMU's rotation without yaw (Imu.tilt), or
@@ -40,7 +40,16 @@ class FallDetector:
         if self.tilt is not None:
             self.rate += self.alpha * ((tilt - self.tilt) / self.dt - self.rate)
         self.tilt = tilt
-        self.forward = float(level[2, 0]) < 0.0
+        ahead, left = float(level[0, 2]), float(level[1, 2])   # the up axis, level frame
+        if abs(ahead) >= abs(left):
+            self.direction = "forward" if ahead > 0.0 else "backward"
+        else:
+            self.direction = "left" if left > 0.0 else "right"
+
+    @property
+    def forward(self) -> bool:
+        """Falling forward: the `front` posture; any other way the `back` one."""
+        return self.direction == "forward"
 
     def falling(self) -> bool:
         c = self.cfg

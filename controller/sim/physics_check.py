@@ -529,7 +529,10 @@ class PhysicsCheck:
                     if last.overlay
                     else f" in the script mode {cfg.scripts.mode if cfg.scripts else '?'}")
         report = Report(path, cfg.robot, how)
-        if done is not None and done.reason not in (Reason.FINISHED, Reason.NONE):
+        if any(trial.trace.fall_seen[origin:]):
+            report.error = ("it did not finish: the controller saw the robot falling and "
+                            f"stopped it ({trial.ctl.counters.last_error})")
+        elif done is not None and done.reason not in (Reason.FINISHED, Reason.NONE):
             report.error = f"it did not finish: {done.text}"
         return _judge(trial, report, origin, run, steps, heartbeat=True)
 

@@ -49,6 +49,7 @@ GOAL_ID = 16               # the goal_id the scorecard's goals carry
 class Marks:
     """Where in the trace a row did something to the robot, for the metrics about it."""
     push: int | None = None       # the first trace row after the (last) push
+    script: int | None = None     # the first trace row after the (last) `script:` step
     goal: int | None = None       # the last trace row before the goal arrived
     goal_target: tuple[float, float, float] = (0.0, 0.0, 0.0)   # x, y, yaw in the robot's frame then
 
@@ -147,7 +148,8 @@ def _run(row: Row) -> None:
         raise ConfigError(f"no physics model for {cfg.robot} yet")
     trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {row.name}"))
     if "start_rpy" in spec:
-        trial.robot.place(cfg.poses[cfg.sim.get("start_pose", "fold")], tuple(spec["start_rpy"]))
+        pose = spec.get("start_pose", cfg.sim.get("start_pose", "fold"))
+        trial.robot.place(cfg.poses[pose], tuple(spec["start_rpy"]))
     if spec.get("prelude", "stand") == "stand":
         trial.send(12)
         trial.run(spec.get("prelude_s", PRELUDE_S))
@@ -157,7 +159,11 @@ def _run(row: Row) -> None:
     marks = Marks()
     for step in spec["steps"]:
         fields = {k: resolve(cfg, v, f"{row.name}: {k}") for k, v in step.items()
-                  if k not in ("s", "heartbeat", "push", "goal", "upload", "random")}
+                  if k not in ("s", "heartbeat", "push", "goal", "upload", "random", "script")}
+        if "script" in step:
+            _request_script(trial, str(step["script"]))
+            marks.script = len(trial.trace.t)
+            mode = cfg.scripts.mode if cfg.scripts is not None and cfg.scripts.mode else -1
         uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
@@ -179,6 +185,9 @@ def _run(row: Row) -> None:
                                   f"{name}: {trial.ctl.counters.last_error}")
     row.metrics = measure(trial, start, spec, command, mode, marks)
     row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+SCRIPT_REQUEST_ID = 19       # the request id of a row's `script:` step
 
 
 # A humanoid's legs below the hip: landing on them (knees bent) is the
@@ -226,6 +235,19 @@ def _random_commands(trial: Trial, cfg: Any, fields: dict[str, Any], spec: dict[
         trial.send(**{**fields, "vel_des": rng.uniform(lo, hi).tolist()})
         trial.run(min(hold, left))
         left -= hold
+
+
+def _request_script(trial: Trial, name: str) -> None:
+    """A step's `script: NAME`: the script request `motionctl script NAME`
+    sends, at a priority above robot_control_cmd (so a full-body script
+    takes the legs from the commanded mode)."""
+    msg = msgs.script_request_t()
+    msg.utime = trial.now_ns // 1000
+    msg.request_id = SCRIPT_REQUEST_ID
+    msg.priority = min(100, trial.cfg.priorities["robot_control_cmd"] + 1)
+    msg.names = [name]
+    msg.num_names = 1
+    trial.pending.append((trial.ch["script_request"], msg.encode()))
 
 
 def _upload(trial: Trial, name: str, row: str) -> tuple[str, str]:
@@ -340,6 +362,10 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     upright = tilt < STAND_TOLERANCE[1]
     reached = np.flatnonzero(height_ok & upright & ~other)
     m["time_to_stand"] = float(reached[0] * dt) if len(reached) else math.inf
+    # A getup: from the script request to the stand (as time_to_stand).
+    if marks is not None and marks.script is not None:
+        after = reached[reached >= marks.script - start]
+        m["getup_s"] = float((after[0] - (marks.script - start)) * dt) if len(after) else math.inf
     m["fell"] = float(bool(other.any() or tilt.max() > FELL_TILT))
     # A humanoid's fall (controller/core/fall.py): when the controller saw it,
     # how long before the upper body (not a foot, shank or thigh) hit the
