@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from controller.motion.biped_balance import WalkFeedback, _tilt
-from controller.motion.biped_walk import QuinticWalk
+from controller.motion.biped_walk import QuinticWalk, WalkFrame
 from controller.robot.config import load_config
 from controller.robot.config.walk import WalkBalance
-from controller.robot.humanoid_kinematics import FootPose
+from controller.robot.humanoid_kinematics import FootPose, HumanoidGeometry, HumanoidLegKinematics
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.trial import Trial
 
@@ -25,12 +25,12 @@ def walk_and_feedback(balance: WalkBalance) -> tuple[QuinticWalk, WalkFeedback]:
     cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
     assert cfg.walk is not None
     params = replace(cfg.walk.params, balance=balance)
-    from controller.robot.humanoid_kinematics import HumanoidLegKinematics
+    assert isinstance(cfg.geometry, HumanoidGeometry)
     walk = QuinticWalk(params, HumanoidLegKinematics(cfg.geometry))
     return walk, WalkFeedback(params, DT)
 
 
-def to_mid_swing(walk: QuinticWalk, command: tuple[float, float, float]):
+def to_mid_swing(walk: QuinticWalk, command: tuple[float, float, float]) -> WalkFrame:
     """Step the walk until its second step is past the middle of its swing."""
     steps = 0
     frame = walk.step(DT, command)

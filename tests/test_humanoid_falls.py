@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from controller import msgs
 from controller.core.fall import FallDetector
-from controller.core.goals import EventKind
+from controller.core.goals import EventKind, Reason
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.fall import load_optional_fall
 from controller.robot.config.reader import Reader
@@ -81,7 +82,7 @@ def test_leaning_slowly_lying_still_or_rising_is_no_fall() -> None:
 def test_a_bad_fall_section_names_the_key(data: dict, error: str) -> None:
     cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
     with pytest.raises(ConfigError, match=error):
-        load_optional_fall(Reader("x.yaml", {"fall": data}), cfg.poses, cfg.gains)
+        load_optional_fall(Reader(Path("x.yaml"), {"fall": data}), cfg.poses, cfg.gains)
 
 
 def pushed_over(push: float, events: list[msgs.motion_event_t]) -> Trial:
@@ -142,3 +143,51 @@ def test_without_a_fall_section_the_push_just_topples_it_stiff() -> None:
     upper = [i for i, c in enumerate(tr.contacts[start:])
              if any(not g.endswith(("_foot", "_shank", "_thigh")) for g in c)]
     assert upper and tr.stiff[start + upper[0]]
+
+
+def getup_trial(events: list[msgs.motion_event_t], lying: bool) -> Trial:
+    """humanoid20 with the 1 s Stand script counted as a getup (it cannot
+    lift a lying robot), lying face down (`lying`) or standing, the damper on."""
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+    assert cfg.fall is not None
+    cfg = replace(cfg, fall=replace(cfg.fall, except_scripts=frozenset({"Stand"})))
+
+    def record(port: str, utime: int, channel: str, data: bytes) -> None:
+        if channel == cfg.lcm.channels["motion_event"]:
+            events.append(msgs.motion_event_t.decode(data))
+
+    trial = Trial(cfg, recorder=record)
+    if lying:
+        trial.robot.place(cfg.poses["stand"], (0.0, 1.5708, 0.0))
+        trial.run(0.5)
+        trial.send(7, 0)
+    else:
+        trial.send(12)
+        trial.run(3.0)
+    trial.run(0.5)
+    request = msgs.script_request_t()
+    request.request_id, request.priority, request.names, request.num_names = 44, 30, ["Stand"], 1
+    trial.pending.append((trial.ch["script_request"], request.encode()))
+    return trial
+
+
+def test_a_getup_that_leaves_the_robot_down_is_played_once_more_then_reported_failed() -> None:
+    events: list[msgs.motion_event_t] = []
+    trial = getup_trial(events, lying=True)
+    trial.run(4.0)
+    ours = [e for e in events if e.goal_id == 44]
+    assert [e.kind for e in ours] == [EventKind.SCRIPT_STARTED, EventKind.SCRIPT_STARTED,
+                                      EventKind.SCRIPT_DONE]
+    done = ours[-1]
+    assert done.reason == Reason.FAILED and "still down after a retry" in done.text
+    assert "getup Stand failed: the torso is" in trial.ctl.counters.last_error
+    assert trial.trace.mode[-1] == 7                 # left in the damper, not standing up
+
+
+def test_a_getup_that_ends_upright_just_finishes() -> None:
+    events: list[msgs.motion_event_t] = []
+    trial = getup_trial(events, lying=False)
+    trial.run(2.0)
+    ours = [e for e in events if e.goal_id == 44]
+    assert [e.kind for e in ours] == [EventKind.SCRIPT_STARTED, EventKind.SCRIPT_DONE]
+    assert ours[-1].reason == Reason.FINISHED and trial.trace.mode[-1] == 12

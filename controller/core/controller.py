@@ -52,6 +52,7 @@ from controller.motion.gait_table import GaitDefinition
 from controller.motion.motions import MotionLibrary
 from controller.motion.mpc import ConvexMpc
 from controller.motion.planner import InlinePlanner, Planner
+from controller.motion.playback import ScriptPlayback
 from controller.motion.usergait import (
     DEF_HEADER,
     PARAMS_HEADER,
@@ -135,6 +136,8 @@ class Outbox:
 
 # Types whose encoding has one size; any other length is rejected before decoding.
 STAND_MODE = 12              # where the robot goes when a full-body script ends
+DAMPER_MODE = 7              # ... when a getup failed twice
+GETUP_UPRIGHT = 0.35         # rad: a getup that ends further from upright left the robot down
 # Which config `priorities` entry each block source counts as.
 SOURCE_PRIORITY = {FROM_MOTOR: "motor_ctrl", FROM_GOAL: "motion_goal"}
 FIXED_SIZES = {kind: len(kind().encode()) for kind in (
@@ -773,6 +776,28 @@ class Controller:
         self.queue.replace_all(Block(mode=script_mode, source=FROM_SCRIPT, script=run))
         return None
 
+    def _still_down(self, run: ScriptRun) -> str | None:
+        """Why a getup (config fall.except_scripts) that played to its end
+        left the robot down (the IMU's tilt), or None: not a getup, upright,
+        or no IMU to tell."""
+        fall = self.cfg.fall
+        script = getattr(run.playback, "script", None)
+        if fall is None or script is None or self.fsm.attitude is None \
+                or not {p.name for p in script.parts} & fall.except_scripts:
+            return None
+        tilt = math.acos(max(-1.0, min(1.0, float(self.imu.tilt[2, 2]))))
+        return None if tilt <= GETUP_UPRIGHT else f"the torso is {tilt:.2f} rad from upright"
+
+    def _retry_getup(self, run: ScriptRun, down: str, now_ns: int) -> None:
+        """Play a getup that left the robot down once more, as the same request."""
+        assert isinstance(run.playback, ScriptPlayback)
+        again = ScriptRun(run.request_id, ScriptPlayback(run.playback.script, self.director.joint_index,
+                                                         self.cfg.dt),
+                          run.priority, run.limbs, now_ns, overlay=False, retried=True)
+        self.director.body = again
+        self.queue.replace_all(Block(mode=self.fsm.mode, source=FROM_SCRIPT, script=again))
+        self.log.warning("getup_retry", script=run.name, reason=down, tick=self.tick)
+
     def _script_tick(self, now_ns: int, ctx: TickContext, active: Block) -> None:
         """After the state has run: the full-body script's end, safety
         cancels, and the overlays on top of the state's joints."""
@@ -786,6 +811,7 @@ class Controller:
             director.cancel(0, f"the robot entered {name}")
         body = director.body
         if body is not None:
+            after = STAND_MODE
             if body.ended:
                 director.body = None
             elif active.script is not body:
@@ -794,10 +820,20 @@ class Controller:
                                f"{active.source} mode {active.mode} took over")
             elif body.started and body.playback.done and self.fsm.state.ready():
                 director.body = None
-                director.end(body, Reason.FINISHED, "played to its last frame")
+                down = self._still_down(body)
+                if down is not None and not body.retried:
+                    self._retry_getup(body, down, now_ns)
+                elif down is not None:
+                    after = DAMPER_MODE
+                    director.end(body, Reason.FAILED, f"still down after a retry: {down}")
+                    self.counters.last_error = f"getup {body.name} failed: {down}"
+                    self.log.error("getup_failed", script=body.name, reason=down, tick=self.tick)
+                else:
+                    director.end(body, Reason.FINISHED, "played to its last frame")
             if director.body is None and active.script is body:
-                # Finished or cancelled: stand, and the command timeout starts now.
-                self.queue.replace_all(Block(mode=STAND_MODE, source=FROM_SCRIPT))
+                # Finished or cancelled: stand, and the command timeout starts now;
+                # a getup that failed twice leaves the robot in the damper.
+                self.queue.replace_all(Block(mode=after, source=FROM_SCRIPT))
                 self.intake.last_rx_ns = now_ns
         limbs = self.fsm.state.limbs_in_use()
         limbs = director.all_limbs if limbs is None else limbs

@@ -67,6 +67,7 @@ class ScriptRun:
     start_ns: int
     overlay: bool = True
     started: bool = False        # the playback has begun (events sent)
+    retried: bool = False        # a getup played again after it left the robot down
     ended: bool = False
     notes: list[str] = field(default_factory=list)
 

@@ -84,6 +84,7 @@ class Reason(enum.IntEnum):
     REFUSED = 4
     CANCELLED = 5
     FINISHED = 6           # SCRIPT_DONE: played to its last frame
+    FAILED = 7             # SCRIPT_DONE: a getup ended with the robot still down, twice
 
 
 MAX_TIMEOUT_S = 600.0
