@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 
 from controller import msgs
-from controller.behaviours.base import Behaviour, Imu, MotorCommand, TickContext, make_robot
+from controller.behaviours.base import (
+    Behaviour,
+    HumanoidRobot,
+    Imu,
+    MotorCommand,
+    TickContext,
+    make_robot,
+)
 from controller.behaviours.biped_locomotion import BipedLocomotion
 from controller.behaviours.damper import Damper
 from controller.behaviours.force_jump import ForceJump
@@ -33,6 +40,7 @@ from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
+from controller.core.biped_estimator import BipedEstimator
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
 from controller.core.estimator import QuadrupedEstimator
 from controller.core.fall import FallDetector
@@ -253,6 +261,8 @@ class Controller:
         self._imu_rot = np.eye(3)
         self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
+        # A biped's leg odometry (controller/core/biped_estimator.py).
+        self.biped = BipedEstimator(cfg.dt) if cfg.kind == "humanoid" else None
         self.localization = msgs.localization_lcmt()
         loco = cfg.locomotion or cfg.walk
         self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
@@ -372,6 +382,8 @@ class Controller:
             self.fsm.attitude = None
             if self.fsm.fall is not None:
                 self.fsm.fall.update(None)
+            if self.biped is not None:
+                self.biped.reset()
             return
         roll, pitch, _ = quat_rpy(self.imu_quat)
         self.fsm.attitude = roll, pitch
@@ -388,6 +400,12 @@ class Controller:
         imu.tilt[2] = rot[2]
         if self.fsm.fall is not None:
             self.fsm.fall.update(imu.tilt)
+        biped = self.biped
+        if biped is not None and measured and isinstance(self.robot, HumanoidRobot):
+            right, left = self.robot.feet(self.q)
+            biped.step((right.position, left.position), self.imu_quat, self.imu_gyro,
+                       self.fsm.state.planned_contact())
+            self.odom.z, self.odom.roll, self.odom.pitch = float(biped.position[2]), roll, pitch
         est = self.estimator
         if est is None:
             return
@@ -862,6 +880,11 @@ class Controller:
         elif self._estimating(now_ns):
             assert self.estimator is not None
             self.odom.integrate(self.estimator.heading_twist(), self.cfg.dt)
+        elif self.biped is not None and self.biped.initialised and self.imu_watch.fresh(now_ns):
+            vx, vy, wz = self.biped.heading_twist()
+            # Standing in place (the walk's velocity zero) the heading holds:
+            # the gyro's bias would turn it.
+            self.odom.integrate((vx, vy, wz if any(velocity) else 0.0), self.cfg.dt)
         else:
             self.odom.integrate(velocity, self.cfg.dt)
         # The measured state first, whatever order the packets came in (DESIGN
