@@ -74,7 +74,7 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
     """A card's rows for one robot, `each: gait|motion` rows expanded."""
     cfg = load_config(CONFIG_DIR / spec["config"])
     rows = []
-    for entry in spec["rows"]:
+    for entry in [*spec["rows"], *spec.get("extra_rows", [])]:
         each = entry.get("each")
         if each == "gait":
             rows += _each_gait(robot, cfg, entry)
@@ -163,7 +163,6 @@ def _run(row: Row) -> None:
         if "script" in step:
             _request_script(trial, str(step["script"]))
             marks.script = len(trial.trace.t)
-            mode = cfg.scripts.mode if cfg.scripts is not None and cfg.scripts.mode else -1
         uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
@@ -367,6 +366,10 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
         after = reached[reached >= marks.script - start]
         m["getup_s"] = float((after[0] - (marks.script - start)) * dt) if len(after) else math.inf
     m["fell"] = float(bool(other.any() or tilt.max() > FELL_TILT))
+    # The fastest any foot moved (a kick's strike): site speed, finite differences.
+    feet_pos = np.array(tr.feet[start:])
+    m["foot_speed_max"] = float(np.linalg.norm(np.diff(feet_pos, axis=0), axis=2).max() / dt) \
+        if len(feet_pos) > 1 else 0.0
     # A humanoid's fall (controller/core/fall.py): when the controller saw it,
     # how long before the upper body (not a foot, shank or thigh) hit the
     # ground, and whether every joint was limp by then.
