@@ -250,12 +250,8 @@ def test_a_leg_script_below_the_command_priority_is_refused(posed: Session) -> N
     assert "driven by POSE_CTRL" in done.text and "20 >= 15" in done.text
 
 
-def test_a_full_body_script_plays_in_the_script_mode_and_ends_standing() -> None:
-    # The joint-space sim: this is about the script mode's timing and
-    # priorities. In physics KickRight still falls (issue 19), and the fall
-    # detection (config `fall`) then stops it before its end.
-    s = Session(sim="joint")
-    s.pose()
+def test_a_full_body_script_plays_in_the_script_mode_and_ends_standing(posed: Session) -> None:
+    s = posed
     total = ticks_of("KickRight", s.cfg)
     rid = s.request("KickRight", priority=30)
     start_tick, started = s.run_until_event(rid, EventKind.SCRIPT_STARTED, 20)

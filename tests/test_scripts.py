@@ -274,12 +274,12 @@ def test_chain():
                      for k, f in enumerate(x.frames))
 
     assert s.frames == baked(stand) + baked(kick) + baked(stand)
-    assert [s.frame_profile(k) for k in range(9)] == \
-        ["quintic"] * 4 + ["cubic"] + ["quintic"] * 4
+    assert [s.frame_profile(k) for k in range(11)] == \
+        ["quintic"] * 5 + ["cubic"] + ["quintic"] * 5
     assert s.total_ticks == 2 * stand.total_ticks + kick.total_ticks
-    assert s.parts == (Part("Stand", 1), Part("KickRight", 7), Part("Stand", 1))
+    assert s.parts == (Part("Stand", 1), Part("KickRight", 9), Part("Stand", 1))
     assert s.locate(0) == ("Stand", 0) and s.locate(4) == ("KickRight", 3)
-    assert s.locate(8) == ("Stand", 0)
+    assert s.locate(10) == ("Stand", 0)
     # Each frame keeps its profile, including its script's default.
     linear = Script("L", (Frame(5, {}),), CFG.tick_hz, profile="linear")
     assert [f.profile for f in chain([linear, stand]).frames] == ["linear", "quintic"]
@@ -300,8 +300,11 @@ def test_speed_two_halves_the_ticks():
     for name in ("Wave", "KickRight", "StandUpFront", "Stand"):
         s = shipped(name)
         fast = speed(s, 2)
-        assert [f.duration_ticks for f in fast.frames] == [f.duration_ticks // 2 for f in s.frames]
-        assert fast.total_ticks * 2 == s.total_ticks
+        # Frame boundaries halve, rounded half up (an odd frame shares its half tick).
+        ends = np.cumsum([f.duration_ticks for f in s.frames])
+        assert np.cumsum([f.duration_ticks for f in fast.frames]).tolist() == \
+            [(int(e) + 1) // 2 for e in ends]
+        assert fast.total_ticks == (s.total_ticks + 1) // 2
         assert [f.targets for f in fast.frames] == [f.targets for f in s.frames]
         slow = speed(s, 0.5)
         assert [f.duration_ticks for f in slow.frames] == [2 * f.duration_ticks for f in s.frames]
@@ -325,7 +328,7 @@ def test_stretch():
     odd = stretch(s, 1001)   # 500.5 ticks -> 501, shared in proportion
     assert odd.total_ticks == 501 and all(f.duration_ticks >= 1 for f in odd.frames)
     assert stretch(s, s.duration_ms) == s
-    with pytest.raises(ValueError, match="fewer than the 7 frames"):
+    with pytest.raises(ValueError, match="fewer than the 9 frames"):
         stretch(s, 10)
     with pytest.raises(ValueError):
         stretch(s, 0)
@@ -351,9 +354,9 @@ def test_mirror_swaps_pairs_and_negates_roll_and_yaw():
                 "r_" + name[2:] if name.startswith("l_") else name)
             sign = -1.0 if name in NEGATE else 1.0
             assert g.targets[other] == Target(sign * t.position, t.gain, t.torque)
-    lift = left.frames[1].targets
-    assert lift["l_knee"].position == kick.frames[1].targets["r_knee"].position
-    assert lift["l_hip_roll"].position == 0.139    # r_hip_roll was -0.139
+    lift = left.frames[2].targets
+    assert lift["l_knee"].position == kick.frames[2].targets["r_knee"].position
+    assert lift["l_hip_roll"].position == 0.226    # r_hip_roll was -0.226
     head = Script("H", (Frame(5, {"head_yaw": Target(0.3, 4), "head_pitch": Target(0.2, 4)}),),
                   CFG.tick_hz)
     assert mirror(head, PAIRS, NEGATE).frames[0].targets == {
