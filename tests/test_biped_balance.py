@@ -152,3 +152,21 @@ def test_the_walks_odometry_follows_the_legs_not_the_command() -> None:
     assert truth > commanded * 1.15                      # the body outwalks its command
     assert odom == pytest.approx(truth, rel=0.1)
     assert trial.ctl.odom.z == pytest.approx(cfg.stand_height, abs=0.02)
+
+
+@pytest.mark.parametrize("balance, error", [
+    ({"tilt_gain": 1.5}, r"balance.tilt_gain: expected a number in \[0.0, 1.0\], got 1.5"),
+    ({"ankle_gyro": [0.1]}, r"balance.ankle_gyro: expected \[a, b\]"),
+    ({"capture": [1, 1]}, r"balance: unknown keys \['capture'\]"),
+    ("on", "balance: expected a mapping"),
+])
+def test_a_bad_balance_section_names_the_key(balance: object, error: str) -> None:
+    from controller.robot.config.walk import WalkParams
+    from controller.robot.humanoid_kinematics import HumanoidConfigError
+    cfg = load_config(CONFIG_DIR / "humanoid20.yaml")
+    assert cfg.walk is not None
+    import yaml
+    data = yaml.safe_load(cfg.walk.path.read_text())
+    data["balance"] = balance
+    with pytest.raises(HumanoidConfigError, match=error):
+        WalkParams.from_mapping(data, "walk.yaml")

@@ -20,6 +20,14 @@ AXES = ("x", "y", "yaw")   # the walk's command axes: vx, vy, yaw rate
 Vec3 = tuple[float, float, float]
 
 
+def _number(value: Any, place: str, lo: float, hi: float) -> float:
+    """`value` as a float in [lo, hi], or a HumanoidConfigError naming `place`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or not lo <= value <= hi:
+        raise HumanoidConfigError(f"{place}: expected a number in [{lo}, {hi}], got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class WalkBalance:
     """The walk's feedback from the IMU (controller/motion/biped_balance.py);
@@ -40,11 +48,7 @@ class WalkBalance:
             raise HumanoidConfigError(f"{where}: balance: unknown keys {sorted(unknown)}")
 
         def number(value: Any, key: str, lo: float, hi: float) -> float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or not lo <= value <= hi:
-                raise HumanoidConfigError(f"{where}: balance.{key}: expected a number in "
-                                          f"[{lo}, {hi}], got {value!r}")
-            return float(value)
+            return _number(value, f"{where}: balance.{key}", lo, hi)
 
         def pair(key: str, lo: float, hi: float) -> tuple[float, float]:
             value = data.get(key, [0.0, 0.0])
@@ -84,11 +88,7 @@ class WalkParams:
             raise HumanoidConfigError(f"{where}: expected a mapping at the top level")
 
         def number(value: Any, key: str, lo: float, hi: float) -> float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or not lo <= value <= hi:
-                raise HumanoidConfigError(f"{where}: {key}: expected a number in [{lo}, {hi}], "
-                                 f"got {value!r}")
-            return float(value)
+            return _number(value, f"{where}: {key}", lo, hi)
 
         def section(key: str) -> Mapping[str, Any]:
             value = data.get(key)
