@@ -182,8 +182,8 @@ def row(**kw: object) -> pc.Row:
 def test_trunk_contact_fails_a_step_unless_it_lies_down():
     lying = row(lying=True)
     assert not lying.failed
-    assert lying.line() == ("step 4 (7/1, 2 s): ok  trunk contact 1.25 s (trunk) (a lie-down "
-                            "step: allowed)  slip 0.030 m (over 0.02 m)  saturation 2 %")
+    assert lying.line() == ("step 4 (7/1, 2 s): ok  trunk contact 1.25 s (trunk) (allowed: a "
+                            "lie-down or getup step)  slip 0.030 m (over 0.02 m)  saturation 2 %")
     standing = row(label="step 4 (21/1, 2 s)")
     assert standing.failed
     assert standing.line().startswith("step 4 (21/1, 2 s): TRUNK CONTACT 1.25 s (trunk)  slip ")
@@ -192,3 +192,15 @@ def test_trunk_contact_fails_a_step_unless_it_lies_down():
     assert fell.line().startswith("step 4 (7/1, 2 s): FELL at 3.42 s (tilt 1.30 rad)  trunk contact 1.25 s")
     report = pc.Report(Path("x.toml"), "cyberdog2", "played as mode 62/127", rows=[lying])
     assert not report.failed and report.lines()[0].startswith("  physics: ok (")
+
+
+def test_a_getup_may_go_down_on_purpose_and_is_judged_by_its_end():
+    # StandUpBack is in humanoid20's fall.except_scripts: from a stand it
+    # sits down onto its hands and rises again; the frames may tilt and
+    # touch, the end must be upright on the feet.
+    code, out = validate("--physics", "config/scripts/humanoid20/StandUpBack.yaml")
+    text = "\n".join(out)
+    assert code == 0, text
+    assert out[1].startswith("  physics: ok (robot humanoid20, a getup (config fall.except_scripts")
+    assert "allowed: a lie-down or getup step" in text          # it did touch the floor
+    assert out[-2].startswith("    after the end (0.3 s): ok  ")

@@ -161,7 +161,7 @@ class Row:
         else:
             parts = ["ok"]
         if self.trunk_s > 0 and trunk:
-            allowed = " (a lie-down step: allowed)" if self.lying else ""
+            allowed = " (allowed: a lie-down or getup step)" if self.lying else ""
             parts.append(f"trunk contact {trunk}{allowed}")
         parts.append(_slip_text(self.slip))
         parts.append(f"saturation {round(100 * self.saturation)} %")
@@ -227,6 +227,9 @@ class _Steps:
     labels: dict[Hashable, str]               # key -> row label, in order
     nominal_s: float                          # the motion's length as written
     lying: set[Hashable] = field(default_factory=set)   # lie-down steps
+    # A getup (config fall.except_scripts): it goes down to the floor and
+    # comes up on purpose, so its steps may tilt and touch; only the end counts.
+    getup: bool = False
 
     def label(self, key: Hashable) -> str:
         return self.labels.get(key, str(key))
@@ -452,7 +455,13 @@ class PhysicsCheck:
             steps = _Steps({(part, k + 1): f"frame {k + 1} ({_s(f.duration_ticks / cfg.tick_hz)})"
                             for k, f in enumerate(script.frames)}, script.duration_ms / 1000.0)
             cfg = replace(cfg, scripts=replace(sc, directories=(Path(tmp), *sc.directories)))
-            return self._request(path, cfg, name, steps, "played by a script request")
+            how = "played by a script request"
+            if cfg.fall is not None and part in cfg.fall.except_scripts:
+                steps.getup = True
+                steps.lying = set(steps.labels)
+                how = ("a getup (config fall.except_scripts: down on the floor and up again on "
+                       "purpose; only its end must be upright), " + how)
+            return self._request(path, cfg, name, steps, how)
 
     # .mof ----------------------------------------------------------------------------
     def _mof_motion(self, finding: Finding) -> Report:
@@ -518,7 +527,7 @@ class PhysicsCheck:
 
         origin = len(trial.trace.t)
         trial.pending.append((trial.ch["script_request"], msg.encode()))
-        run = _follow(trial, locate, steps.nominal_s)
+        run = _follow(trial, locate, steps.nominal_s, steps.getup)
         done = _done(events)
         if not run.segments:
             reason = done.text if done is not None else "no answer"
@@ -624,7 +633,8 @@ def _upload(trial: Trial, answers: list[int], files: Sequence[tuple[Path, str]])
     return ""
 
 
-def _follow(trial: Trial, locate: Callable[[], Hashable | None], nominal_s: float) -> _Run:
+def _follow(trial: Trial, locate: Callable[[], Hashable | None], nominal_s: float,
+            getup: bool = False) -> _Run:
     """Tick until `locate` says the motion is over (None), grouping the trace
     rows by the step it says played on each tick; the rows before the start
     (`_WAITING`) count into the first step. Stops FALL_GRACE_S after a fall,
@@ -652,7 +662,7 @@ def _follow(trial: Trial, locate: Callable[[], Hashable | None], nominal_s: floa
             run.segments[-1] = (k, a, row + 1)
         else:
             run.segments.append((key, row if run.segments else first, row + 1))
-        if run.fell_row is None and _tilt(trial, row) > FALL_TILT:
+        if run.fell_row is None and not getup and _tilt(trial, row) > FALL_TILT:
             run.fell_row = row
         if run.fell_row is not None and row - run.fell_row >= grace:
             run.stopped = f"stopped {_s(FALL_GRACE_S)} after the fall"
@@ -667,7 +677,8 @@ def _judge(trial: Trial, report: Report, origin: int, run: _Run, steps: _Steps,
     more (with or without the client's heartbeat) as the last row."""
     for key, a, b in run.segments:
         down = run.fell_row is not None and run.fell_row < a
-        report.rows.append(_row(trial, steps.label(key), origin, a, b, key in steps.lying, down))
+        report.rows.append(_row(trial, steps.label(key), origin, a, b, key in steps.lying, down,
+                                tipping=steps.getup))
     if run.stopped:
         played = {key for key, _, _ in run.segments}
         report.unreached = [label for key, label in steps.labels.items() if key not in played]
@@ -685,12 +696,13 @@ def _judge(trial: Trial, report: Report, origin: int, run: _Run, steps: _Steps,
 
 
 def _row(trial: Trial, label: str, origin: int, a: int, b: int, lying: bool,
-         down: bool = False) -> Row:
-    """The metrics of trace rows [a, b), times from row `origin`."""
+         down: bool = False, tipping: bool = False) -> Row:
+    """The metrics of trace rows [a, b), times from row `origin`; a
+    `tipping` row (a getup's) may pass the fall tilt."""
     tr, hz = trial.trace, trial.cfg.tick_hz
     rpy = np.array(tr.rpy[a:b])
     tilt = np.max(np.abs(rpy[:, :2]), axis=1)
-    over = np.flatnonzero(tilt > FALL_TILT)
+    over = np.flatnonzero(tilt > FALL_TILT) if not tipping else np.zeros(0, dtype=int)
     feet = set(trial.feet)
     others = [c - feet for c in tr.contacts[a:b]]
     return Row(label=label, start_s=(a - origin) / hz, seconds=(b - a) / hz,
