@@ -27,6 +27,9 @@ class RecordingError(ValueError):
     """A recording is missing, incomplete or unreadable."""
 
 
+LOGGER_RECV_BUF = 4 * 1024 * 1024    # bytes
+
+
 def logger_argv(tool: Path | str, lcm_cfg: LcmConfig, port: str, base: Path,
                 split_mb: float, keep: int) -> list[str]:
     """The lcm-logger command that records every motiond channel on one port."""
@@ -34,7 +37,10 @@ def logger_argv(tool: Path | str, lcm_cfg: LcmConfig, port: str, base: Path,
     # lcm-logger 1.5's long --increment takes an argument (it would swallow
     # the next option), so the short -i.
     mode = f"--rotate={keep}" if keep > 0 else "-i"
-    return [str(tool), "--quiet", f"--lcm-url={lcm_cfg.url(port)}", f"--channel=^({channels})$",
+    # A large socket buffer: a logger starved of CPU for a moment (a loaded
+    # robot computer) catches up instead of losing packets.
+    url = f"{lcm_cfg.url(port)}&recv_buf_size={LOGGER_RECV_BUF}"
+    return [str(tool), "--quiet", f"--lcm-url={url}", f"--channel=^({channels})$",
             mode, f"--split-mb={split_mb:g}", str(part_name(base, port))]
 
 
