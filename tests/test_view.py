@@ -43,7 +43,14 @@ def test_view_shows_the_running_simulator_on_a_virtual_screen() -> None:
     env = {**os.environ, "DISPLAY": DISPLAY}
     viewer = None
     try:
-        time.sleep(1.0)
+        # Xvfb is ready once its socket exists (a fixed 1 s was too short on a
+        # busy CI VM: "Failed to open display").
+        ready = Path(f"/tmp/.X11-unix/X{DISPLAY[1:]}")
+        deadline = time.monotonic() + 15
+        while not ready.exists():
+            assert screen.poll() is None and time.monotonic() < deadline, "Xvfb should start"
+            time.sleep(0.1)
+        time.sleep(0.2)
         viewer = motionctl("view", "--seconds", "6", env=env)
         shot = None
         end = time.monotonic() + 30
