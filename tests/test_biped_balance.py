@@ -10,11 +10,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from controller.motion.biped_balance import WalkFeedback, _tilt
+from controller.motion.biped_balance import WalkFeedback
 from controller.motion.biped_walk import QuinticWalk, WalkFrame
 from controller.robot.config import load_config
 from controller.robot.config.walk import WalkBalance
 from controller.robot.humanoid_kinematics import FootPose, HumanoidGeometry, HumanoidLegKinematics
+from controller.robot.kinematics import rotation_rpy
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.trial import Trial
 
@@ -65,8 +66,8 @@ def test_a_tilted_torso_still_puts_the_swing_foot_where_the_walk_planned_it(
     walk, fb = walk_and_feedback(WalkBalance(tilt_gain=1.0))
     frame = to_mid_swing(walk, (0.0, 0.05, 0.0))
     planned = {"right": frame.right, "left": frame.left}
-    plan_tilt = _tilt(frame.trunk[3], frame.trunk[4])
-    tilted = _tilt(frame.trunk[3] + roll, frame.trunk[4] + pitch)
+    plan_tilt = rotation_rpy(frame.trunk[3], frame.trunk[4], 0.0)
+    tilted = rotation_rpy(frame.trunk[3] + roll, frame.trunk[4] + pitch, 0.0)
     # The stance sole, measured from the tilted torso, is where the plan has it.
     sup = frame.support
     measured = {side: FootPose(tilted.T @ plan_tilt @ p.position, tilted.T @ plan_tilt @ p.rotation)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from controller import msgs
+from controller.behaviours.base import Imu
 from controller.core.fall import FallDetector
 from controller.core.goals import EventKind, Reason
 from controller.robot.config import ConfigError, load_config
@@ -22,10 +23,9 @@ from controller.sim.trial import Trial
 DT = 0.002
 
 
-def level(pitch: float, roll: float = 0.0) -> np.ndarray:
-    """Ry(pitch) Rx(roll), as Imu.tilt holds it."""
-    cr, sr, cp, sp = math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch)
-    return np.array([[cp, sp * sr, sp * cr], [0.0, cr, -sr], [-sp, cp * sr, cp * cr]])
+def level(pitch: float, roll: float = 0.0) -> Imu:
+    """The IMU of a torso at this pitch and roll."""
+    return Imu(roll=roll, pitch=pitch)
 
 
 def detector() -> FallDetector:
@@ -165,9 +165,7 @@ def getup_trial(events: list[msgs.motion_event_t], lying: bool) -> Trial:
         trial.send(12)
         trial.run(3.0)
     trial.run(0.5)
-    request = msgs.script_request_t()
-    request.request_id, request.priority, request.names, request.num_names = 44, 30, ["Stand"], 1
-    trial.pending.append((trial.ch["script_request"], request.encode()))
+    trial.send_script("Stand", 44)
     return trial
 
 
@@ -191,3 +189,10 @@ def test_a_getup_that_ends_upright_just_finishes() -> None:
     ours = [e for e in events if e.goal_id == 44]
     assert [e.kind for e in ours] == [EventKind.SCRIPT_STARTED, EventKind.SCRIPT_DONE]
     assert ours[-1].reason == Reason.FINISHED and trial.trace.mode[-1] == 12
+
+
+def test_the_imus_tilt_is_the_angle_of_the_torsos_up_axis_from_the_vertical() -> None:
+    from controller.robot.kinematics import rotation_rpy
+    for roll, pitch, yaw in [(0.0, 0.0, 0.0), (0.3, -0.2, 1.0), (-1.2, 0.4, -2.0), (0.0, 1.5, 0.3)]:
+        up = rotation_rpy(roll, pitch, yaw) @ np.array([0.0, 0.0, 1.0])
+        assert Imu(roll=roll, pitch=pitch).tilt == pytest.approx(math.acos(up[2]), abs=1e-12)

@@ -8,6 +8,7 @@ the joint command once per tick.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,13 +178,17 @@ class MotorCommand:
 @dataclass
 class Imu:
     """The IMU as the behaviours see it (any robot kind, while it is fresh):
-    the attitude filter's roll and pitch, its rotation with the yaw left out
-    (level frame: Ry(pitch) Rx(roll), body to a frame turning with the
-    heading) and the body rates. The controller fills one in place per tick."""
+    the attitude filter's roll and pitch (with the yaw left out the body's
+    rotation is Ry(pitch) Rx(roll)) and the body rates. The controller fills
+    one in place per tick."""
     roll: float = 0.0
     pitch: float = 0.0
-    tilt: np.ndarray = field(default_factory=lambda: np.eye(3))
     gyro: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+    @property
+    def tilt(self) -> float:
+        """The torso's angle from upright (its z axis against the vertical), rad."""
+        return math.acos(max(-1.0, min(1.0, math.cos(self.roll) * math.cos(self.pitch))))
 
 
 @dataclass
@@ -204,6 +209,9 @@ class TickContext:
     body: BodyEstimate | None = None
     # The IMU while it is fresh (every robot kind), None otherwise.
     imu: Imu | None = None
+    # A humanoid's (right, left) soles in the torso frame from the measured
+    # joints, as the biped estimate computed them this tick; None until then.
+    soles: tuple[FootPose, FootPose] | None = None
 
 
 class BlockClock:

@@ -107,8 +107,9 @@ class BipedLocomotion(Behaviour):
         else:
             # Closed loop: the swing foot placed from the measured torso, the
             # support ankle damped by the gyro (controller/motion/biped_balance.py).
+            soles = ctx.soles if ctx.soles is not None else self.robot.feet(ctx.q)
             right, left, ankle = self.feedback.adjust(
-                frame, self.walk, (imu.roll, imu.pitch), imu.gyro, self.robot.feet(ctx.q))
+                frame, self.walk, (imu.roll, imu.pitch), imu.gyro, soles)
             legs, _ = self.robot.legs_for((right, left))
             if frame.support != "both":
                 pitch, roll = ANKLE[frame.support]

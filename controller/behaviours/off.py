@@ -37,8 +37,7 @@ class Off(Behaviour):
     def run(self, ctx: TickContext) -> None:
         if self.protect_until is not None:
             fall = self.cfg.fall
-            imu = ctx.imu
-            tilt = math.acos(max(-1.0, min(1.0, float(imu.tilt[2, 2])))) if imu else math.inf
+            tilt = ctx.imu.tilt if ctx.imu is not None else math.inf
             if fall is not None and tilt < fall.passive_tilt and ctx.t < self.protect_until:
                 return
             self.protect_until = None

@@ -78,8 +78,9 @@ from controller.protocol.block import (
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.protocol.intake import Intake
 from controller.protocol.queue import CommandQueue
-from controller.robot.angles import quat_rpy, quat_to_rotation
+from controller.robot.angles import quat_rpy
 from controller.robot.config import Config
+from controller.robot.humanoid_kinematics import FootPose
 from controller.robot.native import Kernel, Payload
 
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
@@ -258,11 +259,11 @@ class Controller:
         self.imu_gyro = np.zeros(3)
         self.imu_accel = np.zeros(3)
         self.imu = Imu()            # the behaviours' view of it (TickContext.imu)
-        self._imu_rot = np.eye(3)
         self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
         # A biped's leg odometry (controller/core/biped_estimator.py).
         self.biped = BipedEstimator(cfg.dt) if cfg.kind == "humanoid" else None
+        self.soles: tuple[FootPose, FootPose] | None = None   # its measured soles (TickContext)
         self.localization = msgs.localization_lcmt()
         loco = cfg.locomotion or cfg.walk
         self.goals = GoalExecutor(SpeedProfile(*loco.goal_profile) if loco else None)
@@ -390,19 +391,11 @@ class Controller:
         imu = self.imu
         imu.roll, imu.pitch = roll, pitch
         imu.gyro[:] = self.imu_gyro
-        # Yaw taken out: Rz(yaw)^T R = Ry(pitch) Rx(roll).
-        rot = quat_to_rotation(self.imu_quat, self._imu_rot)
-        c, s = rot[0, 0], rot[1, 0]
-        n = math.hypot(c, s) or 1.0
-        c, s = c / n, s / n
-        imu.tilt[0] = c * rot[0] + s * rot[1]
-        imu.tilt[1] = -s * rot[0] + c * rot[1]
-        imu.tilt[2] = rot[2]
         if self.fsm.fall is not None:
-            self.fsm.fall.update(imu.tilt)
+            self.fsm.fall.update(imu)
         biped = self.biped
         if biped is not None and measured and isinstance(self.robot, HumanoidRobot):
-            right, left = self.robot.feet(self.q)
+            right, left = self.soles = self.robot.feet(self.q)
             biped.step((right.position, left.position), self.imu_quat, self.imu_gyro,
                        self.fsm.state.planned_contact())
             self.odom.z, self.odom.roll, self.odom.pitch = float(biped.position[2]), roll, pitch
@@ -803,7 +796,7 @@ class Controller:
         if fall is None or script is None or self.fsm.attitude is None \
                 or not {p.name for p in script.parts} & fall.except_scripts:
             return None
-        tilt = math.acos(max(-1.0, min(1.0, float(self.imu.tilt[2, 2]))))
+        tilt = self.imu.tilt
         return None if tilt <= GETUP_UPRIGHT else f"the torso is {tilt:.2f} rad from upright"
 
     def _retry_getup(self, run: ScriptRun, down: str, now_ns: int) -> None:
@@ -921,7 +914,8 @@ class Controller:
                           self._motor_command(now_ns) if active.mode == 15 else None,
                           self.queue.motion_progress(),
                           body=self._body_estimate(now_ns),
-                          imu=self.imu if self.fsm.attitude is not None else None)
+                          imu=self.imu if self.fsm.attitude is not None else None,
+                          soles=self.soles)
         previous_state = self.fsm.mode
         if active.mode == 0:
             self.fsm.reset_off(ctx)

@@ -1,7 +1,7 @@
 """Fall detection for a humanoid, from the IMU alone (config `fall`).
 
-The torso's tilt is its angle from upright, theta = acos(z_body . z_world),
-from the attitude filter's rotation with the yaw left out. A fall is a tilt
+The torso's tilt is its angle from upright, theta = acos(z_body . z_world)
+= acos(cos roll cos pitch), from the attitude filter (Imu.tilt). A fall is a tilt
 beyond `tilt` that is still growing at `tilt_rate` or faster (a filtered
 difference of theta): a robot leaning on purpose, or lying still on the
 floor, or rising from it (theta shrinking), is not falling. The direction
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from controller.behaviours.base import Imu
 from controller.robot.config.fall import FallConfig
 
 RATE_FILTER_S = 0.02        # time constant of the tilt rate's low-pass
@@ -30,17 +29,18 @@ class FallDetector:
         self.rate = 0.0                  # d tilt / dt, rad/s, filtered
         self.direction = "forward"
 
-    def update(self, level: np.ndarray | None) -> None:
-        """Once a tick: `level` the IMU's rotation without yaw (Imu.tilt), or
-        None when the IMU is not fresh (the rate starts over when it returns)."""
-        if level is None:
+    def update(self, imu: Imu | None) -> None:
+        """Once a tick: the IMU, or None when it is not fresh (the rate
+        starts over when it returns)."""
+        if imu is None:
             self.reset()
             return
-        tilt = math.acos(max(-1.0, min(1.0, float(level[2, 2]))))
+        tilt = imu.tilt
         if self.tilt is not None:
             self.rate += self.alpha * ((tilt - self.tilt) / self.dt - self.rate)
         self.tilt = tilt
-        ahead, left = float(level[0, 2]), float(level[1, 2])   # the up axis, level frame
+        # The up axis in the level frame: Ry(pitch) Rx(roll) (0, 0, 1).
+        ahead, left = math.sin(imu.pitch) * math.cos(imu.roll), -math.sin(imu.roll)
         if abs(ahead) >= abs(left):
             self.direction = "forward" if ahead > 0.0 else "backward"
         else:

@@ -34,17 +34,11 @@ import numpy as np
 from controller.motion.biped_walk import QuinticWalk, WalkFrame
 from controller.robot.config.walk import WalkParams
 from controller.robot.humanoid_kinematics import FootPose
+from controller.robot.kinematics import rotation_rpy
 
 GRAVITY = 9.81
 RATE_FILTER_S = 0.03          # time constant of the offset rate's low-pass
 RAMP_SHARE = 0.5              # share of the swing over which the corrections fade in
-
-
-def _tilt(roll: float, pitch: float) -> np.ndarray:
-    """Ry(pitch) Rx(roll): the torso's tilt, level frame with the heading's yaw out."""
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    return np.array([[cp, sp * sr, sp * cr], [0.0, cr, -sr], [-sp, cp * sr, cp * cr]])
 
 
 def _smoothstep(x: float) -> float:
@@ -80,8 +74,9 @@ class WalkFeedback:
             self.reset()
             return frame.right, frame.left, (0.0, 0.0)
         b = self.b
-        plan_tilt = _tilt(frame.trunk[3], frame.trunk[4])
-        meas_tilt = _tilt(*tilt_rp)
+        # The torso's tilt, level frame (the heading's yaw out): Ry(pitch) Rx(roll).
+        plan_tilt = rotation_rpy(frame.trunk[3], frame.trunk[4], 0.0)
+        meas_tilt = rotation_rpy(tilt_rp[0], tilt_rp[1], 0.0)
         # The trunk's stray, from the support sole (measured joints and tilt).
         sup = frame.support
         m = measured[0 if sup == "right" else 1].position
@@ -102,8 +97,8 @@ class WalkFeedback:
         # The swing target: the reference's point, the capture step added and
         # the stray taken off, seen from the torso as tilted now.
         k = w * b.tilt_gain
-        seen = _tilt(frame.trunk[3] + k * (tilt_rp[0] - frame.trunk[3]),
-                     frame.trunk[4] + k * (tilt_rp[1] - frame.trunk[4]))
+        seen = rotation_rpy(frame.trunk[3] + k * (tilt_rp[0] - frame.trunk[3]),
+                            frame.trunk[4] + k * (tilt_rp[1] - frame.trunk[4]), 0.0)
         swing = "left" if sup == "right" else "right"
         p = plan[swing]
         level = plan_tilt @ p.position

@@ -509,13 +509,6 @@ class PhysicsCheck:
         director = trial.ctl.director
         if net is not None:
             director.mof_net = net
-        msg = msgs.script_request_t()
-        msg.utime = trial.now_ns // 1000
-        msg.request_id = SCRIPT_REQUEST_ID
-        # Above the stand's robot_control_cmd, or a full-body script is refused.
-        msg.priority = min(100, cfg.priorities["robot_control_cmd"] + 1)
-        msg.names = [name]
-        msg.num_names = 1
 
         def locate() -> Hashable | None:
             run = director.last
@@ -526,7 +519,7 @@ class PhysicsCheck:
             return run.playback.position.part, run.playback.position.frame
 
         origin = len(trial.trace.t)
-        trial.pending.append((trial.ch["script_request"], msg.encode()))
+        trial.send_script(name, SCRIPT_REQUEST_ID)
         run = _follow(trial, locate, steps.nominal_s, steps.getup)
         done = _done(events)
         if not run.segments:

@@ -161,7 +161,7 @@ def _run(row: Row) -> None:
         fields = {k: resolve(cfg, v, f"{row.name}: {k}") for k, v in step.items()
                   if k not in ("s", "heartbeat", "push", "goal", "upload", "random", "script")}
         if "script" in step:
-            _request_script(trial, str(step["script"]))
+            trial.send_script(str(step["script"]), SCRIPT_REQUEST_ID)
             marks.script = len(trial.trace.t)
         uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
         if "push" in step:
@@ -234,19 +234,6 @@ def _random_commands(trial: Trial, cfg: Any, fields: dict[str, Any], spec: dict[
         trial.send(**{**fields, "vel_des": rng.uniform(lo, hi).tolist()})
         trial.run(min(hold, left))
         left -= hold
-
-
-def _request_script(trial: Trial, name: str) -> None:
-    """A step's `script: NAME`: the script request `motionctl script NAME`
-    sends, at a priority above robot_control_cmd (so a full-body script
-    takes the legs from the commanded mode)."""
-    msg = msgs.script_request_t()
-    msg.utime = trial.now_ns // 1000
-    msg.request_id = SCRIPT_REQUEST_ID
-    msg.priority = min(100, trial.cfg.priorities["robot_control_cmd"] + 1)
-    msg.names = [name]
-    msg.num_names = 1
-    trial.pending.append((trial.ch["script_request"], msg.encode()))
 
 
 def _upload(trial: Trial, name: str, row: str) -> tuple[str, str]:

@@ -134,6 +134,19 @@ class Trial:
         msg.data = text
         self.pending.append((self.ch["user_gait_file"], msg.encode()))
 
+    def send_script(self, name: str, request_id: int) -> None:
+        """A script request for `name` (as `motionctl script NAME` sends it),
+        into the controller's inbox on the next tick, at a priority above
+        robot_control_cmd: a full-body script takes the legs from the
+        commanded mode."""
+        msg = msgs.script_request_t()
+        msg.utime = self.now_ns // 1000
+        msg.request_id = request_id
+        msg.priority = min(100, self.cfg.priorities["robot_control_cmd"] + 1)
+        msg.names = [name]
+        msg.num_names = 1
+        self.pending.append((self.ch["script_request"], msg.encode()))
+
     def tick(self, heartbeat: bool = True) -> None:
         published = self.robot.messages(self.now_ns // 1000)
         inbox = [(self.ch[key], data) for key, data in published if key in SENSORS]
