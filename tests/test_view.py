@@ -34,23 +34,27 @@ def test_view_without_a_display_says_so() -> None:
 
 
 @pytest.mark.udpm
-def test_view_shows_the_running_simulator_on_a_virtual_screen() -> None:
+def test_view_shows_the_running_simulator_on_a_virtual_screen(tmp_path: Path) -> None:
     xvfb = shutil.which("Xvfb")
     assert xvfb, "Xvfb is missing: sudo apt-get install -y xvfb (make installs it when root)"
+    xvfb_log = tmp_path / "xvfb.log"
     screen = subprocess.Popen([xvfb, DISPLAY, "-screen", "0", "800x600x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=xvfb_log.open("w"))
     sim = motionctl("sim")
     env = {**os.environ, "DISPLAY": DISPLAY}
     viewer = None
     try:
-        # Xvfb is ready once its socket exists (a fixed 1 s was too short on a
-        # busy CI VM: "Failed to open display").
-        ready = Path(f"/tmp/.X11-unix/X{DISPLAY[1:]}")
+        # Xvfb is ready once a client can connect (a fixed 1 s, then waiting
+        # for its socket file, both still met "Failed to open display" in CI).
         deadline = time.monotonic() + 15
-        while not ready.exists():
-            assert screen.poll() is None and time.monotonic() < deadline, "Xvfb should start"
-            time.sleep(0.1)
-        time.sleep(0.2)
+        while True:
+            assert screen.poll() is None, f"Xvfb exited: {xvfb_log.read_text()}"
+            try:
+                ImageGrab.grab(xdisplay=DISPLAY)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"Xvfb did not accept clients: {xvfb_log.read_text()}"
+                time.sleep(0.1)
         viewer = motionctl("view", "--seconds", "6", env=env)
         shot = None
         end = time.monotonic() + 30
@@ -62,7 +66,8 @@ def test_view_shows_the_running_simulator_on_a_virtual_screen() -> None:
                 shot = image
                 break
         out, err = viewer.communicate(timeout=30)
-        assert shot is not None, f"the screen stayed blank or showed no robot; viewer said: {err}"
+        assert shot is not None, (f"the screen stayed blank or showed no robot; viewer said: {err}; "
+                                  f"Xvfb said: {xvfb_log.read_text()}")
         assert viewer.returncode == 0, err
         assert "viewer closed after" in out
     finally:
