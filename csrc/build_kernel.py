@@ -43,12 +43,43 @@ ffibuilder.cdef(
     int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const double *H,
                              const double *r, const double *y, double *work);
     int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
+    typedef struct {
+        int32_t legs;
+        double l1, l2, l3;
+        double foot_radius;
+        const double *side;
+        const double *hip;
+    } mk_legs;
+    void mk_leg_forward(const mk_legs *g, const double *q, double *p, double *J);
+    int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *clipped);
+    typedef struct {
+        const mk_legs *geometry;
+        double dt, gravity;
+        double contact_force, contact_band, suspect;
+        double yaw_drift;
+        int32_t initialised;
+        const double *q, *qd, *tau;
+        const double *quat;
+        const double *gyro;
+        const double *accel;
+        const double *planned;
+        const double *Q0, *R0;
+        double *x;
+        double *rot;
+        double *feet, *jacobian;
+        double *leg_force;
+        double *force;
+        double *trust;
+        double *y, *R, *Q;
+    } mk_odometry;
+    void mk_odometry_step(mk_odometry *o);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
-    sources=[os.path.join(REL, name) for name in ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c")],
+    sources=[os.path.join(REL, name) for name in
+             ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

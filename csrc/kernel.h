@@ -93,4 +93,51 @@ int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const doubl
  * gets the damped least-squares f. Returns how many legs were singular. */
 int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
 
+/* Leg kinematics of the 3-DoF quadruped leg (legs.c; the conventions are
+ * controller/robot/kinematics.py's): link lengths, and per leg its side
+ * sign (+1 left, -1 right) and hip offset (x, y, z) in the body frame. */
+typedef struct {
+    int32_t legs;
+    double l1, l2, l3;           /* abad, hip and knee links, m */
+    double foot_radius;          /* m */
+    const double *side;          /* legs */
+    const double *hip;           /* legs x 3 */
+} mk_legs;
+
+/* Feet (legs x 3, body frame) for joints q (legs x 3) and, unless J is
+ * NULL, each leg's Jacobian d foot / d q (legs x 3 x 3). */
+void mk_leg_forward(const mk_legs *g, const double *q, double *p, double *J);
+/* Joints q (legs x 3) putting each foot at body-frame p (legs x 3); a
+ * target out of reach is pulled onto the reachable shell along its
+ * direction and flagged in clipped (legs). Returns how many were. */
+int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *clipped);
+
+/* One tick of the quadruped state estimate's arithmetic (odometry.c):
+ * inputs this tick's joints, torques and IMU sample; outputs the rotation,
+ * feet, Jacobians and loads, the filter state x predicted with the IMU's
+ * acceleration, and the measurement y, its noise R and the process noise Q
+ * for kalman.c. The state x is 6 + 3 legs long: position, velocity, feet. */
+typedef struct {
+    const mk_legs *geometry;
+    double dt, gravity;          /* s; m/s^2, positive */
+    double contact_force, contact_band, suspect;
+    double yaw_drift;            /* rad, taken off the IMU's yaw */
+    int32_t initialised;         /* 0: the step sets x from the feet, then 1 */
+    const double *q, *qd, *tau;  /* legs x 3 */
+    const double *quat;          /* 4: w x y z, body to world */
+    const double *gyro;          /* 3: body rate, bias taken off */
+    const double *accel;         /* 3: specific force, body frame */
+    const double *planned;       /* legs: 1 planned on the ground, 0 not */
+    const double *Q0, *R0;       /* 6 + 3 legs; 7 legs */
+    double *x;                   /* 6 + 3 legs */
+    double *rot;                 /* 3 x 3 */
+    double *feet, *jacobian;     /* legs x 3; legs x 3 x 3 */
+    double *leg_force;           /* legs x 3: the force each leg pushes with, body frame */
+    double *force;               /* legs x 3: the ground's force on each foot, world frame */
+    double *trust;               /* legs */
+    double *y, *R, *Q;           /* 7 legs; 7 legs; 6 + 3 legs */
+} mk_odometry;
+
+void mk_odometry_step(mk_odometry *o);
+
 #endif

@@ -26,6 +26,8 @@ feet have landed.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from controller.behaviours.base import Behaviour, Robot, TickContext
@@ -72,7 +74,8 @@ class LiftDetector:
         if not mask.any():
             return                                  # a flight phase: no evidence
         load = float(body.force[:, 2] @ mask)
-        falling = float(np.linalg.norm(body.accel)) < FREE_FALL * GRAVITY
+        ax, ay, az = body.accel.tolist()
+        falling = math.sqrt(ax * ax + ay * ay + az * az) < FREE_FALL * GRAVITY
         unloaded = load < self.lift_share * self.weight and not falling
         self.unloaded += int(unloaded) - int(self.window[self.slot])
         self.window[self.slot] = unloaded

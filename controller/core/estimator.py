@@ -28,13 +28,14 @@ the IMU; the simulator's ground truth never enters.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from controller.motion.forces import GRAVITY
-from controller.robot.angles import quat_to_rotation
 from controller.robot.config.estimator import EstimatorConfig
 from controller.robot.kinematics import QuadrupedKinematics, leg_mask_table
-from controller.robot.native import KalmanArithmetic, LegStatics
+from controller.robot.native import KalmanArithmetic, ffi, lib
 
 SUSPECT = 100.0        # how much less a leg without load is believed
 STILL_SPEED = 0.02     # m/s: below this estimated speed (and ...
@@ -75,7 +76,6 @@ class QuadrupedEstimator:
         self.gyro_bias = np.zeros(3)         # rad/s, learned while standing still (z only)
         self.still_samples = 0               # how many still ticks the bias has learned from
         self.yaw_drift = 0.0                 # rad: the IMU's yaw drift, the bias integrated
-        self._rows = np.zeros((2, 3))
         self.accel = np.zeros(3)
         self.trust = np.zeros(legs)          # 0 swinging .. 1 standing, per leg
         self.force = np.zeros((legs, 3))     # estimated ground force on each foot, world frame
@@ -86,12 +86,29 @@ class QuadrupedEstimator:
         self.all_legs = (1 << legs) - 1
         self.bits = leg_mask_table(legs)
         self.kf = KalmanArithmetic(self.x, self.P, self.A, self.Q, self.H, self.R, self.y)
-        self.statics = LegStatics(legs)
+        self._jacobian = np.zeros((legs, 3, 3))  # each leg's, at the measured joints
+        self._leg_force = np.zeros((legs, 3))    # the force each leg pushes with, body frame
         self.feet = np.zeros((legs, 3))      # body frame, from the measured joints (for the MPC too)
         self.rejected_updates = 0            # innovation covariance not positive definite: skipped
-        self.initialised = False
+        self._inputs = {"q": np.zeros(3 * legs), "qd": np.zeros(3 * legs), "tau": np.zeros(3 * legs),
+                        "quat": np.zeros(4), "accel": self.accel, "planned": np.zeros(legs)}
+        arrays = {**self._inputs, "gyro": self.gyro, "Q0": self.Q0, "R0": self.R0, "x": self.x,
+                  "rot": self.rot, "feet": self.feet, "jacobian": self._jacobian,
+                  "leg_force": self._leg_force, "force": self.force, "trust": self.trust,
+                  "y": self.y, "R": self.R, "Q": self.Q}
+        self._native = ffi.new("mk_odometry *", {
+            "geometry": kin.native, "dt": dt, "gravity": -float(GRAVITY[2]),
+            "contact_force": self.c.contact_force, "contact_band": self.c.contact_band,
+            "suspect": SUSPECT, "initialised": 0,
+            **{name: ffi.cast("double *", ffi.from_buffer(a)) for name, a in arrays.items()}})
+        self._keep = arrays                  # C holds their addresses
 
     # -- outputs ----------------------------------------------------------------------
+    @property
+    def initialised(self) -> bool:
+        """True once a step has set the state from the feet."""
+        return bool(self._native.initialised)
+
     @property
     def position(self) -> np.ndarray:
         return self.x[0:3]
@@ -99,7 +116,7 @@ class QuadrupedEstimator:
     @property
     def jacobian(self) -> np.ndarray:
         """(legs, 3, 3): each leg's Jacobian at the measured joints, body frame."""
-        return self.statics.jacobian
+        return self._jacobian
 
     @property
     def velocity(self) -> np.ndarray:
@@ -116,10 +133,11 @@ class QuadrupedEstimator:
         heading (the body's yaw) and the yaw rate, from the estimate and
         the gyro."""
         r = self.rot
-        yaw = float(np.arctan2(r[1, 0], r[0, 0]))
-        c, s = np.cos(yaw), np.sin(yaw)
+        yaw = math.atan2(r[1, 0], r[0, 0])
+        c, s = math.cos(yaw), math.sin(yaw)
         vx, vy = float(self.x[3]), float(self.x[4])
-        wz = float(r[2] @ self.gyro)
+        g = self.gyro
+        wz = float(r[2, 0] * g[0] + r[2, 1] * g[1] + r[2, 2] * g[2])
         return c * vx + s * vy, -s * vx + c * vy, wz
 
     @property
@@ -134,90 +152,26 @@ class QuadrupedEstimator:
         """One tick: the joint state and the IMU sample of this tick, and the
         legs the running motion plans on the ground (bit i = leg i; None:
         all). A leg is trusted when it is planned down and carries load: a
-        swinging leg's torques can look like load."""
-        legs, c = self.legs, self.c
-        rot = quat_to_rotation(quaternion, self.rot)
+        swinging leg's torques can look like load. The arithmetic is
+        csrc/odometry.c's (orientation, feet, loads, trust, the prediction
+        and the measurement) and csrc/kalman.c's (the covariances)."""
+        inputs = self._inputs
+        inputs["q"][:] = q.reshape(-1)
+        inputs["qd"][:] = qd.reshape(-1)
+        inputs["tau"][:] = tau.reshape(-1)
+        inputs["quat"][:] = quaternion
+        inputs["accel"][:] = accel
+        inputs["planned"][:] = self.bits[self.all_legs if planned is None else planned & self.all_legs]
         np.subtract(gyro, self.gyro_bias, out=self.gyro)
-        self._unwind_yaw(rot)
-        gyro = self.gyro
-        self.accel[:] = accel
-        ql = q.reshape(legs, 3)
-        statics = self.statics
-        J = statics.jacobian
-        feet, J[:] = self.kin.forward_jacobian(ql)        # body frame
-        self.feet = feet
-        # tau = J^T f for the force f each leg pushes with; the ground pushes back with -f.
-        statics.tau[:] = tau.reshape(legs, 3)
-        statics.solve()
-        np.matmul(statics.force, -rot.T, out=self.force)
-        trust = self.trust
-        np.clip((self.force[:, 2] - (c.contact_force - c.contact_band)) / c.contact_band, 0.0, 1.0,
-                out=trust)
-        if planned is not None:
-            trust *= self.bits[planned & self.all_legs]
-        feet_world = feet @ rot.T
-        foot_vel = np.matmul(J, qd.reshape(legs, 3, 1))[..., 0]
-        wx, wy, wz = float(gyro[0]), float(gyro[1]), float(gyro[2])
-        foot_vel[:, 0] += wy * feet[:, 2] - wz * feet[:, 1]          # + gyro x foot
-        foot_vel[:, 1] += wz * feet[:, 0] - wx * feet[:, 2]
-        foot_vel[:, 2] += wx * feet[:, 1] - wy * feet[:, 0]
-        # The foot is a ball that rolls: the point standing still is its
-        # contact point, a foot radius below its centre, and the shank's
-        # turning moves the centre over it (about r / leg length of the body's
-        # speed, 7 % on CyberDog 2). The shank turns with the body, the abad
-        # (about x) and hip + knee (about the abad-turned y axis, negative:
-        # a positive hip rate swings the foot forward).
-        q0 = ql[:, 0]
-        bend = qd.reshape(legs, 3)
-        bend_rate = -(bend[:, 1] + bend[:, 2])
-        sx = wx + bend[:, 0]
-        sy = wy + bend_rate * np.cos(q0)
-        sz = wz + bend_rate * np.sin(q0)
-        down = -self.kin.foot_radius * rot[2]           # centre -> contact, body frame
-        foot_vel[:, 0] += sy * down[2] - sz * down[1]
-        foot_vel[:, 1] += sz * down[0] - sx * down[2]
-        foot_vel[:, 2] += sx * down[1] - sy * down[0]
-        x = self.x
-        if not self.initialised:
-            x[:] = 0.0
-            x[2] = float(-np.mean(feet_world[:, 2])) + self.kin.foot_radius
-            x[6:] = (feet_world + x[0:3]).reshape(-1)
-            self.initialised = True
-        # Predict.
-        dt = self.dt
-        a_world = rot @ accel + GRAVITY
-        x[0:3] += x[3:6] * dt + (0.5 * dt * dt) * a_world
-        x[3:6] += a_world * dt
-        distrust = 1.0 + (1.0 - trust) * SUSPECT
-        swing = np.where(trust < 0.5, distrust * SUSPECT, 1.0)
-        Q = self.Q
-        Q[0:6] = self.Q0[0:6]
-        Q[6:] = self.Q0[6:] * np.repeat(swing, 3)
+        self.yaw_drift += float(self.gyro_bias[2]) * self.dt
+        native = self._native
+        native.yaw_drift = self.yaw_drift
+        lib.mk_odometry_step(native)
         self.kf.predict()
-        # Measure.
-        y = self.y
-        y[0:3 * legs] = feet_world.reshape(-1)
-        y[3 * legs:6 * legs] = -(foot_vel @ rot.T).reshape(-1)
-        y[6 * legs:] = self.kin.foot_radius
-        R = self.R
-        d3 = np.repeat(distrust, 3)
-        R[0:3 * legs] = self.R0[0:3 * legs] * d3
-        R[3 * legs:6 * legs] = self.R0[3 * legs:6 * legs] * d3
-        R[6 * legs:] = self.R0[6 * legs:] * distrust
         if not self.kf.update():
             self.rejected_updates += 1
         if planned is None or planned & self.all_legs == self.all_legs:
-            self._learn_bias(gyro)
-
-    def _unwind_yaw(self, rot: np.ndarray) -> None:
-        """Take the yaw the IMU's orientation has drifted by off `rot`, in place:
-        rot = Rz(-drift) rot."""
-        self.yaw_drift += float(self.gyro_bias[2]) * self.dt
-        c, s = np.cos(self.yaw_drift), np.sin(self.yaw_drift)
-        rows = self._rows
-        rows[:] = rot[0:2]
-        rot[0] = c * rows[0] + s * rows[1]
-        rot[1] = c * rows[1] - s * rows[0]
+            self._learn_bias(self.gyro)
 
     def _learn_bias(self, rate: np.ndarray) -> None:
         """While every foot carries load, the body does not move and the

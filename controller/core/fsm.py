@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-import numpy as np
-
 from controller.behaviours.base import Behaviour, TickContext
 from controller.behaviours.damper import Damper
 from controller.behaviours.lifted import LiftDetector, Lifted
@@ -286,16 +284,18 @@ class Fsm:
         kin = self.state.robot.kin
         legs = len(kin.hip)
         feet = ctx.body.feet if ctx.body is not None else kin.forward(ctx.q.reshape(legs, 3))
-        x = feet[:, 0] - kin.hip[:, 0]
-        z = feet[:, 2] - kin.hip[:, 2]
         reach = kin.reach
-        x_bad = np.abs(x) > reach * math.sin(math.radians(x_angle_deg))
-        z_bad = (z > -reach * z_share) | (x * x + z * z > (reach + 1e-3) ** 2)
+        x_limit = reach * math.sin(math.radians(x_angle_deg))
+        z_limit = -reach * z_share
+        far = (reach + 1e-3) ** 2
         bits = 0
-        for i in np.flatnonzero(x_bad).tolist():
-            bits |= 1 << (3 * i)
-        for i in np.flatnonzero(z_bad).tolist():
-            bits |= 1 << (3 * i + 2)
+        # Plain floats: a handful of legs, every tick.
+        for i, ((fx, _, fz), (hx, _, hz)) in enumerate(zip(feet.tolist(), kin.hip.tolist())):
+            x, z = fx - hx, fz - hz
+            if abs(x) > x_limit:
+                bits |= 1 << (3 * i)
+            if z > z_limit or x * x + z * z > far:
+                bits |= 1 << (3 * i + 2)
         return bits
 
     # -- what the response reports ----------------------------------------------

@@ -15,6 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from controller.robot.config import Geometry
+from controller.robot.native import ffi, lib
+
+
+def _ptr(a: np.ndarray) -> object:
+    """A C double pointer to a C-ordered float64 array."""
+    return ffi.cast("double *", ffi.from_buffer(a))
 
 
 def leg_mask_table(legs: int) -> np.ndarray:
@@ -32,6 +38,13 @@ class QuadrupedKinematics:
         self.l3 = geometry.knee_link
         self.foot_radius = geometry.foot_radius
         self.reach = self.l2 + self.l3
+        # The geometry as csrc/legs.c reads it (its arrays kept alive here).
+        self._arrays = (np.ascontiguousarray(self.side, dtype=np.float64),
+                        np.ascontiguousarray(self.hip, dtype=np.float64))
+        self.native = ffi.new("mk_legs *", {
+            "legs": len(self.hip), "l1": self.l1, "l2": self.l2, "l3": self.l3,
+            "foot_radius": self.foot_radius,
+            "side": _ptr(self._arrays[0]), "hip": _ptr(self._arrays[1])})
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Foot positions in the body frame for joint angles q (legs, 3)."""
@@ -40,65 +53,31 @@ class QuadrupedKinematics:
     def forward_jacobian(self, q: np.ndarray, jacobian: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Foot positions (legs, 3) in the body frame and, with `jacobian`,
         d(foot position)/d(q) per leg (legs, 3, 3), from one evaluation of
-        the joints' sines and cosines."""
-        angles = np.empty_like(q)
-        angles[:, 0:2] = q[:, 0:2]
-        angles[:, 2] = q[:, 1] + q[:, 2]
-        sin, cos = np.sin(angles), np.cos(angles)
-        s0, s1, s12 = sin[:, 0], sin[:, 1], sin[:, 2]
-        c0, c1, c12 = cos[:, 0], cos[:, 1], cos[:, 2]
-        h = self.l2 * c1 + self.l3 * c12
-        ly = self.side * self.l1
-        p = np.empty_like(q)
-        p[:, 0] = self.l2 * s1 + self.l3 * s12
-        p[:, 1] = ly * c0 + h * s0
-        p[:, 2] = ly * s0 - h * c0
-        p += self.hip
-        if not jacobian:
-            return p, None
-        dh2 = -self.l3 * s12
-        dh1 = dh2 - self.l2 * s1
-        J = np.zeros((len(q), 3, 3))
-        J[:, 0, 1] = h
-        J[:, 0, 2] = self.l3 * c12
-        J[:, 1, 0] = -ly * s0 + h * c0
-        J[:, 1, 1] = dh1 * s0
-        J[:, 1, 2] = dh2 * s0
-        J[:, 2, 0] = ly * c0 + h * s0
-        J[:, 2, 1] = -dh1 * c0
-        J[:, 2, 2] = -dh2 * c0
+        the joints' sines and cosines (csrc/legs.c)."""
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        p = np.empty((len(q), 3))
+        J = np.empty((len(q), 3, 3)) if jacobian else None
+        lib.mk_leg_forward(self._legs(len(q)), _ptr(q), _ptr(p), _ptr(J) if J is not None else ffi.NULL)
         return p, J
 
     def inverse(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Joint angles (legs, 3) putting each foot at body-frame p (legs, 3).
+        """Joint angles (legs, 3) putting each foot at body-frame p (legs, 3)
+        (csrc/legs.c).
 
         Unreachable targets are pulled onto the reachable shell along the same
         direction; the second result flags, per leg, whether that happened.
         """
-        rel = p - self.hip
-        x, y, z = rel[:, 0], rel[:, 1], rel[:, 2]
-        ly = self.side * self.l1
-        # Abad: (y, z) is (ly, -h) rotated by q0.
-        yz2 = y * y + z * z
-        inner = np.maximum(yz2 - ly * ly, 1e-12)
-        h = np.sqrt(inner)
-        clipped = yz2 < ly * ly
-        q0 = np.arctan2(z, y) - np.arctan2(-h, ly)
-        q0 = (q0 + np.pi) % (2 * np.pi) - np.pi
-        # Hip and knee in the leg plane.
-        d = np.hypot(x, h)
-        d_max = self.reach * 0.9999
-        d_min = abs(self.l2 - self.l3) * 1.0001 + 1e-6
-        too_far = d > d_max
-        too_near = d < d_min
-        d_c = np.clip(d, d_min, d_max)
-        scale = np.where(d > 0, d_c / np.maximum(d, 1e-12), 1.0)
-        x, h = x * scale, h * scale
-        cos_k = (d_c * d_c - self.l2 ** 2 - self.l3 ** 2) / (2 * self.l2 * self.l3)
-        q2 = np.arccos(np.clip(cos_k, -1.0, 1.0))
-        q1 = np.arctan2(x, h) - np.arctan2(self.l3 * np.sin(q2), self.l2 + self.l3 * np.cos(q2))
-        q = np.stack([q0, q1, q2], axis=1)
-        return q, clipped | too_far | too_near
+        p = np.ascontiguousarray(p, dtype=np.float64)
+        q = np.empty((len(p), 3))
+        clipped = np.empty(len(p), dtype=np.bool_)
+        lib.mk_leg_inverse(self._legs(len(p)), _ptr(p), _ptr(q),
+                           ffi.cast("uint8_t *", ffi.from_buffer(clipped)))
+        return q, clipped
+
+    def _legs(self, n: int) -> object:
+        if n != len(self.hip):
+            raise ValueError(f"{n} legs given, the geometry has {len(self.hip)}")
+        return self.native
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """d(foot position)/d(q) per leg, shape (legs, 3, 3)."""

@@ -201,20 +201,3 @@ class KalmanArithmetic:
         covariance is not positive definite."""
         return lib.mk_kalman_update(self.n, self.m, self._x, self._P, self._H, self._r, self._y,
                                     self._work_p) == 0
-
-
-class LegStatics:
-    """Per leg, the force it pushes with from its joint torques, tau = J^T f
-    (csrc/statics.c): write `jacobian` (legs, 3, 3) and `tau` (legs, 3),
-    call solve(), read `force` (legs, 3). A leg stretched to a singularity
-    gets the damped least-squares force; solve() says how many did."""
-
-    def __init__(self, legs: int) -> None:
-        self.legs = legs
-        self.jacobian = np.zeros((legs, 3, 3))
-        self.tau = np.zeros((legs, 3))
-        self.force = np.zeros((legs, 3))
-        self._ptr = [ffi.cast("double *", ffi.from_buffer(a)) for a in (self.jacobian, self.tau, self.force)]
-
-    def solve(self) -> int:
-        return int(lib.mk_leg_forces(self.legs, *self._ptr))
