@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from controller.behaviours.base import Behaviour, TickContext
 from controller.robot.native import LINEAR
 
@@ -19,18 +21,25 @@ class Off(Behaviour):
     mode = 0
     checks_tracking = False
     protect_until: float | None = None   # bracing for a fall until this time (s)
+    last_command: np.ndarray | None = None  # the joint targets when OFF was entered
 
     def enter(self, ctx: TickContext) -> None:
         self.protect_until = None
+        self.last_command = self.kernel.pos.copy()
         self.go_limp(ctx)
 
     def protect(self, ctx: TickContext, forward: bool) -> None:
-        """Brace for a fall forward (or backward): the protective posture."""
+        """Brace for a fall forward (or backward): the protective posture,
+        from the joint targets the fall interrupted (entering OFF took the
+        measured joints as its output; a stiff joint's target must not jump
+        there in one tick: the step limit)."""
         fall = self.cfg.fall
         if fall is None:
             return
+        start = self.last_command if self.last_command is not None else ctx.q.copy()
+        self.kernel.track(start)
         self.kernel.set_gains(fall.gains.kp, fall.gains.kd)
-        self.kernel.move(ctx.q.copy(), fall.front if forward else fall.back, ctx.t,
+        self.kernel.move(start.copy(), fall.front if forward else fall.back, ctx.t,
                          fall.protect_s, LINEAR)
         self.protect_until = ctx.t + PROTECT_MAX_S
 
