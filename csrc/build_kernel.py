@@ -73,13 +73,37 @@ ffibuilder.cdef(
         double *y, *R, *Q;
     } mk_odometry;
     void mk_odometry_step(mk_odometry *o);
+    typedef struct {
+        int32_t legs;
+        double dt, rx, ry;
+        double min_swing_share;
+        double foot_radius;
+        double length, width;
+        double vx, vy, wz;
+        double fbx, fby;
+        double height, pitch;
+        int32_t has_offset;
+        const double *nominal;
+        const double *half;
+        const double *offset;
+        const double *apex;
+        const double *stance_now;
+        const double *run_start, *run_len;
+        double *feet;
+        uint8_t *swinging;
+        int64_t *swing_tick, *swing_ticks;
+        double *lift, *landing;
+        double *swing_apex;
+        double *out;
+    } mk_gait;
+    void mk_gait_legs(mk_gait *g);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
     sources=[os.path.join(REL, name) for name in
-             ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c")],
+             ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c", "gait.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

@@ -140,4 +140,34 @@ typedef struct {
 
 void mk_odometry_step(mk_odometry *o);
 
+/* One tick of every leg of the open-loop gait generator (gait.c; the gait
+ * is controller/motion/gait.py's): per-tick inputs written by the caller,
+ * the generator's state arrays updated in place, the feet in the pitched
+ * body frame into out. */
+typedef struct {
+    int32_t legs;
+    double dt, rx, ry;           /* tick, s; the half-stride ellipse, m */
+    double min_swing_share;      /* a late swing keeps at least this share of its run */
+    double foot_radius;          /* m */
+    double length, width;        /* the timing's stance scale, this tick */
+    double vx, vy, wz;           /* the body's velocity, level frame */
+    double fbx, fby;             /* the landing feedback, m */
+    double height, pitch;        /* body height, m; pitch, rad */
+    int32_t has_offset;          /* a user gait's landing offsets apply */
+    const double *nominal;       /* legs x 2 */
+    const double *half;          /* legs: half a stance, s */
+    const double *offset;        /* legs x 2 */
+    const double *apex;          /* legs: the step height for swings starting now */
+    const double *stance_now;    /* legs: the timetable, 1 stance, 0 swing */
+    const double *run_start, *run_len;   /* legs: ticks into the run, its length */
+    double *feet;                /* legs x 2, level frame */
+    uint8_t *swinging;           /* legs */
+    int64_t *swing_tick, *swing_ticks;   /* legs */
+    double *lift, *landing;      /* legs x 2 */
+    double *swing_apex;          /* legs */
+    double *out;                 /* legs x 3, body frame */
+} mk_gait;
+
+void mk_gait_legs(mk_gait *g);
+
 #endif

@@ -26,6 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
+from controller.motion.forces import leg_torques
 from controller.motion.gait import GaitGenerator
 from controller.motion.mpc import GRAVITY
 from controller.motion.planner import Planner
@@ -69,6 +70,7 @@ class BalanceController:
         self.request = np.zeros(self.layout.size)
         self.step_ticks = max(1, round(c.step / dt))
         self.tau = np.zeros(3 * legs)
+        self._legs = slice(None)              # every leg's torque comes from its force
         self._feet = np.zeros((legs, 3))
         self.forces = np.zeros((legs, 3))     # the ground's force on each foot now, world frame
         self.yaw_des = 0.0
@@ -89,20 +91,25 @@ class BalanceController:
         c = self.c
         rot = body.rot
         yaw = math.atan2(rot[1, 0], rot[0, 0])
-        com = body.position + rot @ c.com_offset
+        offset = rot @ c.com_offset
+        com = body.position + offset
         v_cmd = gen.v
+        vx, vy, wz = v_cmd.tolist()
         cy, sy = math.cos(yaw), math.sin(yaw)
-        v_world = np.array([cy * v_cmd[0] - sy * v_cmd[1], sy * v_cmd[0] + cy * v_cmd[1], 0.0])
+        v_world = np.array([cy * vx - sy * vy, sy * vx + cy * vy, 0.0])
         if not self.started:
             self.yaw_des = yaw
             self.p_des[:] = com
             self.started = True
         # The reference moves on with the commanded velocity, within a slack of the estimate.
-        self.yaw_des = yaw + max(-YAW_SLACK, min(YAW_SLACK, _wrap(self.yaw_des + v_cmd[2] * self.dt - yaw)))
-        self.p_des[:2] += v_world[:2] * self.dt
+        self.yaw_des = yaw + max(-YAW_SLACK, min(YAW_SLACK, _wrap(self.yaw_des + wz * self.dt - yaw)))
         slack = c.position_slack
-        np.clip(self.p_des[:2], com[:2] - slack, com[:2] + slack, out=self.p_des[:2])
-        self.p_des[2] = gen.height + float((rot @ c.com_offset)[2])
+        p = self.p_des
+        for k in range(2):
+            near = float(com[k])
+            want = float(p[k]) + float(v_world[k]) * self.dt
+            p[k] = max(near - slack, min(near + slack, want))
+        p[2] = gen.height + float(offset[2])
         feet = self._feet
         feet[:] = body.feet
         feet[:, 2] -= self.kin.foot_radius
@@ -110,16 +117,11 @@ class BalanceController:
         if not self.submitted or gen.phase % self.step_ticks == 0:
             self._submit(tick, body, yaw, com, feet, down, gen, v_world)
         self._forces(tick, down)
-        # tau = J^T (force the foot pushes with, body frame) = -J^T R^T f.
-        J = body.jacobian
-        push = -(self.forces @ rot)               # row i: R^T f_i, negated
-        self.tau[:] = np.einsum("lji,lj->li", J, push).reshape(-1)
+        leg_torques(body.jacobian, rot, self.forces, self._legs, self.tau)
         # Foot placement feedback from the estimated velocity, in the level heading frame.
-        v = body.velocity
-        ex = cy * v[0] + sy * v[1] - v_cmd[0]
-        ey = -sy * v[0] + cy * v[1] - v_cmd[1]
-        self.placement[0] = c.placement_gain * ex
-        self.placement[1] = c.placement_gain * ey
+        ux, uy, _ = body.velocity.tolist()
+        self.placement[0] = c.placement_gain * (cy * ux + sy * uy - vx)
+        self.placement[1] = c.placement_gain * (-sy * ux + cy * uy - vy)
         return self.tau
 
     def _submit(self, tick: int, body: BodyEstimate, yaw: float, com: np.ndarray, feet: np.ndarray,

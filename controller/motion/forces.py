@@ -44,7 +44,7 @@ def weight_forces(r: np.ndarray, weight: float) -> np.ndarray:
     return f
 
 
-def leg_torques(jacobian: np.ndarray, rot: np.ndarray, forces: np.ndarray, legs: np.ndarray,
+def leg_torques(jacobian: np.ndarray, rot: np.ndarray, forces: np.ndarray, legs: np.ndarray | slice,
                 out: np.ndarray) -> np.ndarray:
     """Joint torques (legs x 3, into `out`, zero for the other legs) with which
     legs[i] pushes the ground with forces[i] (world frame): the ground pushes

@@ -33,6 +33,7 @@ import numpy as np
 from controller.motion.gait_table import SEGMENT_MS, GaitDefinition
 from controller.robot.config import LocomotionConfig
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import ffi, lib
 
 CROSS_COUPLING = 0.5        # at full |vx| the vy and yaw allowances shrink by half
 PITCH_RATE = 0.5            # rad/s: a new pitch command is approached smoothly
@@ -43,16 +44,6 @@ MIN_SWING_SHARE = 0.5       # a late-starting swing keeps at least this share of
 def _clamp(x: float, lo: float, hi: float) -> float:
     """Scalar clip (np.clip costs microseconds on a scalar; this runs every tick)."""
     return lo if x < lo else min(x, hi)
-
-
-def min_jerk(s: np.ndarray | float) -> np.ndarray | float:
-    """0 -> 1 with zero velocity and acceleration at both ends."""
-    return s * s * s * (10.0 + s * (-15.0 + 6.0 * s))
-
-
-def bump(s: np.ndarray | float) -> np.ndarray | float:
-    """0 -> 1 -> 0 over s in [0, 1], apex 1 at s = 0.5, zero velocity at the ends."""
-    return 64.0 * (s * (1.0 - s)) ** 3
 
 
 @dataclass
@@ -101,7 +92,9 @@ class GaitGenerator:
         self.phase = 0                              # ticks into the timing's cycle
         self.boundary = True                        # this tick starts a cycle
         self.switches = 0
-        self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray]] = {}
+        self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray, list[float]]] = {}
+        self._nominal = [tuple(row) for row in self.nominal.tolist()]
+        self._native_legs(params)
 
     # -- setup ---------------------------------------------------------------
     def start(self, q: np.ndarray, gait: GaitDefinition) -> None:
@@ -139,8 +132,7 @@ class GaitGenerator:
         schedule = self._schedule()
         self._accelerate(self._stride_limited(target, schedule))
         self._body_pose(cmd)
-        self._legs(schedule)
-        return self._feet_in_body()
+        return self._legs(schedule)
 
     def _schedule(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per leg from the timetable: stance now?, ticks into the current
@@ -192,22 +184,29 @@ class GaitGenerator:
 
     def _half_stance(self, timing: GaitDefinition) -> np.ndarray:
         """Per leg, half the stance time in seconds (cached per timing)."""
+        return self._half_of(timing)[1]
+
+    def _half_of(self, timing: GaitDefinition) -> tuple[GaitDefinition, np.ndarray, list[float]]:
         half = self._half_cache.get(timing.id)
         if half is None or half[0] is not timing:
-            half = (timing, 0.5 * timing.stance_segments() * self.segment_ticks * self.dt)
+            seconds = 0.5 * timing.stance_segments() * self.segment_ticks * self.dt
+            half = (timing, seconds, seconds.tolist())
             self._half_cache[timing.id] = half
-        return half[1]
+        return half
 
     def _stride_ratio(self, timing: GaitDefinition, v: np.ndarray) -> float:
         """How far the feet would travel in half a stance at velocity v, as a
-        share of the reachable half-stride ellipse (1 = at its edge)."""
-        half = self._half_stance(timing)
-        nominal = self.nominal
+        share of the reachable half-stride ellipse (1 = at its edge). Plain
+        floats: a few legs, several times a tick."""
+        half = self._half_of(timing)[2]
         rx, ry = self.params.half_stride
         vx, vy, wz = float(v[0]), float(v[1]), float(v[2])
-        dx = (vx - wz * nominal[:, 1]) * (half / rx)
-        dy = (vy + wz * nominal[:, 0]) * (half / ry)
-        return math.sqrt(float(np.max(dx * dx + dy * dy)))
+        most = 0.0
+        for (nx, ny), h in zip(self._nominal, half):
+            dx = (vx - wz * ny) * (h / rx)
+            dy = (vy + wz * nx) * (h / ry)
+            most = max(most, dx * dx + dy * dy)
+        return math.sqrt(most)
 
     def _target(self, cmd: GaitCommand) -> np.ndarray:
         """The commanded velocity inside the gait's window (SPEC §6.4), with the
@@ -252,7 +251,7 @@ class GaitGenerator:
         scale = 1.0
         length, width = self.timing.length, self.timing.width
         for leg, (px, py), (nx, ny), left in zip(range(self.legs), self.feet.tolist(),
-                                                 self.nominal.tolist(), (run_len - elapsed).tolist()):
+                                                 self._nominal, (run_len - elapsed).tolist()):
             if not down[leg]:
                 continue
             tau = left * dt
@@ -302,70 +301,40 @@ class GaitGenerator:
             self.apex[:] = cmd.gait.step_height(cmd.step_height)
         self.landing_offset = cmd.landing_offset
 
-    def _legs(self, schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        """Advance every leg one tick. Plain floats per leg: with four legs this
-        is several times cheaper than small-array numpy, and it runs every tick."""
+    def _native_legs(self, params: LocomotionConfig) -> None:
+        """The buffers csrc/gait.c's mk_gait_legs reads and writes (the
+        generator's own state arrays among them), made once."""
+        legs = self.legs
+        self._in = {"nominal": self.nominal, "half": np.zeros(legs), "offset": np.zeros((legs, 2)),
+                    "apex": self.apex, "stance_now": np.zeros(legs), "run_start": np.zeros(legs),
+                    "run_len": np.zeros(legs), "feet": self.feet, "lift": self.lift,
+                    "landing": self.landing, "swing_apex": self.swing_apex, "out": np.zeros((legs, 3))}
+        ptr = {name: ffi.cast("double *", ffi.from_buffer(a)) for name, a in self._in.items()}
+        ptr["swinging"] = ffi.cast("uint8_t *", ffi.from_buffer(self.swinging))
+        ptr["swing_tick"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_tick))
+        ptr["swing_ticks"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_ticks))
+        rx, ry = params.half_stride
+        self._native = ffi.new("mk_gait *", {
+            "legs": legs, "dt": self.dt, "rx": rx, "ry": ry, "min_swing_share": MIN_SWING_SHARE,
+            "foot_radius": self.kin.foot_radius, **ptr})
+
+    def _legs(self, schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """Advance every leg one tick (csrc/gait.c); return the feet (legs, 3)
+        in the pitched body frame."""
         timing = self.timing
         assert timing is not None
-        stance_now, run_start, run_len = (a.tolist() for a in schedule)
-        vx, vy, wz = (float(x) for x in self.v)
-        dt = self.dt
-        half = self._half_stance(timing).tolist()
-        rx, ry = self.params.half_stride
-        offset = self.landing_offset.tolist() if self.landing_offset is not None else None
-        fbx, fby = float(self.feedback[0]), float(self.feedback[1])
-        length, width = timing.length, timing.width
-        for leg, (nx, ny) in enumerate(self.nominal.tolist()):
-            nx, ny = nx * length, ny * width
-            fx, fy = float(self.feet[leg, 0]), float(self.feet[leg, 1])
-            swinging = bool(self.swinging[leg])
-            landed = False
-            if swinging:                       # swings land on their own clock
-                self.swing_tick[leg] += 1
-                if self.swing_tick[leg] >= self.swing_ticks[leg]:
-                    fx, fy = float(self.landing[leg, 0]), float(self.landing[leg, 1])
-                    swinging, landed = False, True
-            if not swinging:                   # stance: fixed in the world
-                fx, fy = fx - (vx - wz * fy) * dt, fy - (vy + wz * fx) * dt
-                # The timetable wants a swing: lift off, unless its window is
-                # mostly over (e.g. just after a gait switch).
-                if not stance_now[leg] and not landed \
-                        and run_start[leg] <= (1.0 - MIN_SWING_SHARE) * run_len[leg]:
-                    swinging = True
-                    self.swing_tick[leg] = 0
-                    self.swing_ticks[leg] = max(1, run_len[leg] - run_start[leg])
-                    self.lift[leg] = (fx, fy)
-                    self.swing_apex[leg] = self.apex[leg]
-            self.swinging[leg] = swinging
-            # Landing point: Raibert heuristic at the current velocity, plus a
-            # user gait's offset, kept inside the reachable half-stride.
-            lx = half[leg] * (vx - wz * ny) + fbx
-            ly = half[leg] * (vy + wz * nx) + fby
-            if offset is not None:
-                lx, ly = lx + offset[leg][0], ly + offset[leg][1]
-            reach = math.hypot(lx / rx, ly / ry)
-            if reach > 1.0:
-                lx, ly = lx / reach, ly / reach
-            self.landing[leg] = (nx + lx, ny + ly)
-            if swinging:
-                m = min_jerk(float(self.swing_tick[leg]) / float(self.swing_ticks[leg]))
-                ox, oy = float(self.lift[leg, 0]), float(self.lift[leg, 1])
-                fx, fy = ox + (nx + lx - ox) * m, oy + (ny + ly - oy) * m
-            self.feet[leg] = (fx, fy)
-
-    def swing_lift(self) -> np.ndarray:
-        """Per leg, how far the foot is above the ground now (m)."""
-        s = np.where(self.swinging, self.swing_tick / self.swing_ticks, 0.0)
-        return self.swing_apex * bump(s)
-
-    def _feet_in_body(self) -> np.ndarray:
-        feet = np.empty((self.legs, 3))
-        feet[:, :2] = self.feet
-        feet[:, 2] = -(self.height - self.kin.foot_radius) + self.swing_lift()
-        # The body pitches about its origin; the feet stay where they are in
-        # the level frame, so in the body frame they turn the other way.
-        c, s = np.cos(self.pitch), np.sin(self.pitch)
-        x, z = feet[:, 0].copy(), feet[:, 2].copy()
-        feet[:, 0] = c * x - s * z
-        feet[:, 2] = s * x + c * z
-        return feet
+        g, buf = self._native, self._in
+        stance_now, run_start, run_len = schedule
+        buf["stance_now"][:] = stance_now
+        buf["run_start"][:] = run_start
+        buf["run_len"][:] = run_len
+        buf["half"][:] = self._half_stance(timing)
+        g.length, g.width = timing.length, timing.width
+        g.vx, g.vy, g.wz = self.v.tolist()
+        g.fbx, g.fby = self.feedback.tolist()
+        g.height, g.pitch = self.height, self.pitch
+        g.has_offset = self.landing_offset is not None
+        if self.landing_offset is not None:
+            buf["offset"][:] = self.landing_offset
+        lib.mk_gait_legs(g)
+        return buf["out"].copy()
