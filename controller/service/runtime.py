@@ -1,8 +1,9 @@
 """The 500 Hz loop: one thread owns the tick.
 
 Each tick: drain LCM (never blocking), step the controller, publish, advance
-the simulated robot when there is one, then sleep to the next absolute
-deadline. Lateness (wake-up time past the deadline), loop-body time and
+the simulated robot when there is one (in the loop: on its own thread while
+this one sleeps, controller/service/sim_thread.py), then sleep to the next
+absolute deadline. Lateness (wake-up time past the deadline), loop-body time and
 overruns are measured here and reported in controller_status.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from controller.core.controller import Controller, Timing
 from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
+from controller.service.sim_thread import SimStepper
 from controller.service.transport import FixedEncoder, Packets
 from controller.sim.robot import SENSORS, SimulatedRobot
 
@@ -40,6 +42,7 @@ class Runtime:
         self.cfg = controller.cfg
         self.bus = bus
         self.sim = sim
+        self.stepper: SimStepper | None = None   # the sim's thread, while the loop runs
         self.max_ticks = max_ticks
         self.period_ns = int(round(1e9 / self.cfg.tick_hz))
         # Ring buffers (ns) over the telemetry window; filled counts the valid part.
@@ -113,7 +116,10 @@ class Runtime:
         self._publish_trace(tick, now_ns, utime)
         if self.sim is not None:
             k = self.ctl.kernel
-            self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+            if self.stepper is not None:
+                self.stepper.start(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+            else:
+                self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
 
     def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
         """What this tick took in and how it was timed (tick_trace_t), for
@@ -129,8 +135,15 @@ class Runtime:
 
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""
-        with FrozenHeap(self.cfg.realtime.gc_freeze) as heap:
-            ticks = self._loop(heap)
+        if self.sim is not None:
+            self.stepper = SimStepper(self.sim)
+        try:
+            with FrozenHeap(self.cfg.realtime.gc_freeze) as heap:
+                ticks = self._loop(heap)
+        finally:
+            if self.stepper is not None:
+                self.stepper.close()
+                self.stepper = None
         self.log.info("shutdown", ticks=ticks, mode=self.cfg.fsm.name(self.ctl.fsm.mode),
                       gc_collections=heap.collections)
         return 0
@@ -141,6 +154,8 @@ class Runtime:
         shutdown_left = SHUTDOWN_TICKS
         while True:
             wake = lib.mk_now_ns()
+            if self.stepper is not None:
+                self.stepper.wait()     # the simulated robot's step since the last tick
             late = wake - deadline
             self.late_ns = max(0, late)
             slot = self.filled % WINDOW_TICKS
