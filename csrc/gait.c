@@ -22,6 +22,7 @@ static double bump(double s)
 void mk_gait_legs(mk_gait *g)
 {
     const double dt = g->dt, vx = g->vx, vy = g->vy, wz = g->wz;
+    const double c = cos(g->pitch), s = sin(g->pitch);
     for (int32_t leg = 0; leg < g->legs; leg++) {
         const double nx = g->nominal[2 * leg] * g->length;
         const double ny = g->nominal[2 * leg + 1] * g->width;
@@ -70,23 +71,20 @@ void mk_gait_legs(mk_gait *g)
         }
         g->landing[2 * leg] = nx + lx;
         g->landing[2 * leg + 1] = ny + ly;
-        double lift = 0.0;
+        double lift = 0.0;                 /* a foot on the ground */
         if (swinging) {
-            const double s = (double)g->swing_tick[leg] / (double)g->swing_ticks[leg];
-            const double m = min_jerk(s);
+            const double share = (double)g->swing_tick[leg] / (double)g->swing_ticks[leg];
+            const double m = min_jerk(share);
             const double ox = g->lift[2 * leg], oy = g->lift[2 * leg + 1];
             fx = ox + (nx + lx - ox) * m;
             fy = oy + (ny + ly - oy) * m;
-            lift = g->swing_apex[leg] * bump(s);
-        } else {
-            lift = g->swing_apex[leg] * bump(0.0);
+            lift = g->swing_apex[leg] * bump(share);
         }
         g->feet[2 * leg] = fx;
         g->feet[2 * leg + 1] = fy;
         /* The body pitches about its origin; the feet stay where they are in
          * the level frame, so in the body frame they turn the other way. */
         const double z = -(g->height - g->foot_radius) + lift;
-        const double c = cos(g->pitch), s = sin(g->pitch);
         double *out = g->out + 3 * leg;
         out[0] = c * fx - s * z;
         out[1] = fy;

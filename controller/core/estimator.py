@@ -35,7 +35,7 @@ import numpy as np
 from controller.motion.forces import GRAVITY
 from controller.robot.config.estimator import EstimatorConfig
 from controller.robot.kinematics import QuadrupedKinematics, leg_mask_table
-from controller.robot.native import KalmanArithmetic, ffi, lib
+from controller.robot.native import KalmanArithmetic, double_ptr, ffi, lib
 
 SUSPECT = 100.0        # how much less a leg without load is believed
 STILL_SPEED = 0.02     # m/s: below this estimated speed (and ...
@@ -100,7 +100,7 @@ class QuadrupedEstimator:
             "geometry": kin.native, "dt": dt, "gravity": -float(GRAVITY[2]),
             "contact_force": self.c.contact_force, "contact_band": self.c.contact_band,
             "suspect": SUSPECT, "initialised": 0,
-            **{name: ffi.cast("double *", ffi.from_buffer(a)) for name, a in arrays.items()}})
+            **{name: double_ptr(a) for name, a in arrays.items()}})
         self._keep = arrays                  # C holds their addresses
 
     # -- outputs ----------------------------------------------------------------------

@@ -70,7 +70,6 @@ class BalanceController:
         self.request = np.zeros(self.layout.size)
         self.step_ticks = max(1, round(c.step / dt))
         self.tau = np.zeros(3 * legs)
-        self._legs = slice(None)              # every leg's torque comes from its force
         self._feet = np.zeros((legs, 3))
         self.forces = np.zeros((legs, 3))     # the ground's force on each foot now, world frame
         self.yaw_des = 0.0
@@ -117,7 +116,7 @@ class BalanceController:
         if not self.submitted or gen.phase % self.step_ticks == 0:
             self._submit(tick, body, yaw, com, feet, down, gen, v_world)
         self._forces(tick, down)
-        leg_torques(body.jacobian, rot, self.forces, self._legs, self.tau)
+        leg_torques(body.jacobian, rot, self.forces, slice(None), self.tau)
         # Foot placement feedback from the estimated velocity, in the level heading frame.
         ux, uy, _ = body.velocity.tolist()
         self.placement[0] = c.placement_gain * (cy * ux + sy * uy - vx)

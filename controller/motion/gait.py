@@ -33,7 +33,7 @@ import numpy as np
 from controller.motion.gait_table import SEGMENT_MS, GaitDefinition
 from controller.robot.config import LocomotionConfig
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.native import ffi, lib
+from controller.robot.native import double_ptr, ffi, lib
 
 CROSS_COUPLING = 0.5        # at full |vx| the vy and yaw allowances shrink by half
 PITCH_RATE = 0.5            # rad/s: a new pitch command is approached smoothly
@@ -309,7 +309,7 @@ class GaitGenerator:
                     "apex": self.apex, "stance_now": np.zeros(legs), "run_start": np.zeros(legs),
                     "run_len": np.zeros(legs), "feet": self.feet, "lift": self.lift,
                     "landing": self.landing, "swing_apex": self.swing_apex, "out": np.zeros((legs, 3))}
-        ptr = {name: ffi.cast("double *", ffi.from_buffer(a)) for name, a in self._in.items()}
+        ptr = {name: double_ptr(a) for name, a in self._in.items()}
         ptr["swinging"] = ffi.cast("uint8_t *", ffi.from_buffer(self.swinging))
         ptr["swing_tick"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_tick))
         ptr["swing_ticks"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_ticks))

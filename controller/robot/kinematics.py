@@ -15,12 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from controller.robot.config import Geometry
-from controller.robot.native import ffi, lib
-
-
-def _ptr(a: np.ndarray) -> object:
-    """A C double pointer to a C-ordered float64 array."""
-    return ffi.cast("double *", ffi.from_buffer(a))
+from controller.robot.native import double_ptr, ffi, lib
 
 
 def leg_mask_table(legs: int) -> np.ndarray:
@@ -44,7 +39,7 @@ class QuadrupedKinematics:
         self.native = ffi.new("mk_legs *", {
             "legs": len(self.hip), "l1": self.l1, "l2": self.l2, "l3": self.l3,
             "foot_radius": self.foot_radius,
-            "side": _ptr(self._arrays[0]), "hip": _ptr(self._arrays[1])})
+            "side": double_ptr(self._arrays[0]), "hip": double_ptr(self._arrays[1])})
 
     def forward(self, q: np.ndarray) -> np.ndarray:
         """Foot positions in the body frame for joint angles q (legs, 3)."""
@@ -57,7 +52,8 @@ class QuadrupedKinematics:
         q = np.ascontiguousarray(q, dtype=np.float64)
         p = np.empty((len(q), 3))
         J = np.empty((len(q), 3, 3)) if jacobian else None
-        lib.mk_leg_forward(self._legs(len(q)), _ptr(q), _ptr(p), _ptr(J) if J is not None else ffi.NULL)
+        lib.mk_leg_forward(self._legs(len(q)), double_ptr(q), double_ptr(p),
+                           double_ptr(J) if J is not None else ffi.NULL)
         return p, J
 
     def inverse(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +66,7 @@ class QuadrupedKinematics:
         p = np.ascontiguousarray(p, dtype=np.float64)
         q = np.empty((len(p), 3))
         clipped = np.empty(len(p), dtype=np.bool_)
-        lib.mk_leg_inverse(self._legs(len(p)), _ptr(p), _ptr(q),
+        lib.mk_leg_inverse(self._legs(len(p)), double_ptr(p), double_ptr(q),
                            ffi.cast("uint8_t *", ffi.from_buffer(clipped)))
         return q, clipped
 

@@ -19,6 +19,12 @@ except ImportError as exc:  # pragma: no cover - only without a build
     ) from exc
 
 
+def double_ptr(a: np.ndarray) -> object:
+    """A C `double *` to a C-ordered float64 array, for the C side to read or
+    write in place (the caller keeps the array alive)."""
+    return ffi.cast("double *", ffi.from_buffer(a))
+
+
 # What lcm's publish() takes: bytes, or a reused publish_buffer.
 Payload = bytes | ctypes.Array
 
@@ -89,7 +95,7 @@ class Kernel:
         self._plan = ffi.new("mk_plan *")
         self._plan.n = n
         for name in _INPUTS + _OUTPUTS:
-            setattr(self._plan, name, ffi.cast("double *", ffi.from_buffer(getattr(self, name))))
+            setattr(self._plan, name, double_ptr(getattr(self, name)))
         self._plan.profile = ffi.cast("int32_t *", ffi.from_buffer(self.profile))
         self._step = lib.mk_step
         self.flagged = 0
@@ -189,7 +195,7 @@ class KalmanArithmetic:
         self._arrays = (x, P, A, q, H, r, y)      # kept alive: C holds their addresses
         self._tmp = np.zeros(n * n)
         self._work = np.zeros(2 * m * n + m * m + m)
-        ptr = [ffi.cast("double *", ffi.from_buffer(a)) for a in (*self._arrays, self._tmp, self._work)]
+        ptr = [double_ptr(a) for a in (*self._arrays, self._tmp, self._work)]
         self._x, self._P, self._A, self._q, self._H, self._r, self._y, self._tmp_p, self._work_p = ptr
 
     def predict(self) -> None:
