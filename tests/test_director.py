@@ -304,7 +304,9 @@ def test_an_overlay_below_the_mode_gives_its_limb_back(posed: Session) -> None:
     assert done.reason == Reason.PREEMPTED and "RECOVERY_STAND needs right_arm" in done.text
 
 
-def test_the_quadruped_has_no_script_mode_for_leg_scripts():
+def test_a_script_request_on_the_quadruped_is_refused_with_its_reason():
+    """The quadruped ships no keyframe scripts (its 64 balances, its jumps are
+    trajectories) and has no script mode: a request is refused, not played."""
     rig = Rig()
     rig.stand()
     msg = msgs.script_request_t()
@@ -317,7 +319,7 @@ def test_the_quadruped_has_no_script_mode_for_leg_scripts():
         events += [msgs.motion_event_t.decode(d) for _, c, d in rig.last_out.messages
                    if c == rig.ch["motion_event"]]
     assert [(e.kind, e.reason) for e in events] == [(EventKind.SCRIPT_DONE, Reason.REFUSED)]
-    assert "no script mode" in events[0].text
+    assert "TwoLegKneel" in events[0].text and "no such script" in events[0].text
 
 
 def test_a_bad_request_is_refused_with_its_reason(posed: Session) -> None:

@@ -24,6 +24,7 @@ from harness import Rig
 from controller import msgs
 from controller.behaviours.jump import TrajectoryMode
 from controller.behaviours.scripted import ScriptedMode
+from controller.behaviours.two_leg import LEAN_WAIT_S, TwoLegStand
 from controller.sim.physics import PhysicsRobot
 
 TICK_MS = 2
@@ -31,9 +32,11 @@ Report = tuple[int, int, int, int]   # mode, gait, switch_status, progress (Cont
 SCRIPTED = (64, 16, 22)
 TRANSITIONING, BAN_TRANS = 1, 5
 
-GREETING = ("TwoLegKneel", "TwoLegRear", "TwoLegGreet", "TwoLegLand")
-GREETING_MIN_MS = 8700              # SPEC §9, motion 123
-KNEEL_TICKS, REAR_TICKS = 500, 300  # SPEC §6.6: kneel 1 s, rear up 0.6 s
+# The greeting's stages and the progress each one ends with (SPEC §5.11: 25
+# after kneeling, 50 after rearing up, 75 after the gesture, 100 at the end).
+GREETING = (("kneel", 25), ("rear", 50), ("greet", 75), ("reach", 75), ("land", 75),
+            ("lean", 75), ("stand", 100))
+GREETING_MIN_MS = 8700              # SPEC §9, motion 123: the block a client gives it
 
 # Jump gait -> its trajectory (config/trajectories/cyberdog2). They take longer
 # than the SPEC §9 minimum durations; the block waits (TRANSITIONING, §5.6).
@@ -153,45 +156,77 @@ def start_greeting(rig: Rig) -> tuple[Recorder, int]:
     return rec, entry
 
 
+def greeting_ticks(rig: Rig) -> dict[str, int]:
+    """Ticks of each stage of the greeting, from the config's `two_leg`."""
+    plan = rig.cfg.two_leg.plan
+    return {stage: round(getattr(plan, f"{stage}_s") / rig.cfg.dt) for stage, _ in GREETING}
+
+
+def into_greet(rig: Rig) -> int:
+    """Ticks from the greeting's entry to a little into its greet stage."""
+    ticks = greeting_ticks(rig)
+    return ticks["kneel"] + ticks["rear"] + 100
+
+
+def two_leg(rig: Rig) -> TwoLegStand:
+    behaviour = rig.ctl.fsm.behaviours[64]
+    assert isinstance(behaviour, TwoLegStand)
+    return behaviour
+
+
+def nose_up(rig: Rig) -> float:
+    """The body's nose-up pitch by the physics' ground truth (rad)."""
+    return -body(rig).truth().rpy[1]
+
+
 # -- 1. the greeting -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("start", [12, 21])
-def test_the_greeting_reports_each_stage_on_time_and_ends_standing(joint_rig, start):
-    rig = joint_rig
+def test_the_greeting_rears_up_balances_and_lands_reporting_each_stage_on_time(rig, start):
+    """In physics: the body gets its nose up past 1.2 rad on the rear feet,
+    nothing but the feet touches the ground, it lands on four feet standing,
+    and the progress shows each stage's end at its tick."""
     rec = Recorder(rig)
     if start == 21:
         rec.send(21, 0)
         rec.step(50)
         assert rec.rows[-1][1][0] == 21
-    stages = stage_ticks(rig, 64, 0)
-    assert list(stages) == list(GREETING)
-    assert stages["TwoLegKneel"] == KNEEL_TICKS and stages["TwoLegRear"] == REAR_TICKS
-    total = sum(stages.values())
-
+    ticks = greeting_ticks(rig)
+    total = sum(ticks.values())
     sent = rec.send(64, 0)
-    rec.until(lambda rep: rep[3] == 100, total + 50)
-    rec.step(20)                                   # and it stays there
+    highest, touched = 0.0, set()
+    feet = {f"{leg}_foot" for leg in rig.cfg.legs}
+    for _ in range(total + round(LEAN_WAIT_S / rig.cfg.dt) + 50):
+        rec.step()
+        highest = max(highest, nose_up(rig))
+        touched |= set(body(rig).truth().contacts) - feet
     entry = rec.first(lambda rep: rep[0] == 64)
     assert entry == sent, "12 (ready) -> 64 and 21 -> 64 complete at once (SPEC §5.4)"
+    assert highest >= 1.2, f"the nose only got {highest:.2f} rad up"
+    assert not touched, f"{sorted(touched)} touched the ground"
 
     reps = rec.reports(entry)
     assert all(rep[:3] == (64, 0, 0) for rep in reps), "mode 64, gait 0, status 0 throughout"
     bars = [rep[3] for rep in reps]
     assert all(a <= b for a, b in pairwise(bars)), "progress never goes back"
     assert list(dict.fromkeys(bars)) == [0, 25, 50, 75, 100]      # SPEC §5.11
-
-    # Each share appears when its stage has played, to the tick (every tick is
-    # recorded, so no 50 Hz tolerance is needed).
+    # 25, 50 and 75 appear at the tick their stage ends (every tick is recorded);
+    # 100 once the stand has played, after a lean that waits up to LEAN_WAIT_S for
+    # the front feet to take the weight.
     boundary = entry
-    for bar, stage in zip((25, 50, 75, 100), GREETING):
-        boundary += stages[stage]
+    for stage, bar in GREETING[:3]:
+        boundary += ticks[stage]
+
         def reached(rep: Report, bar: int = bar) -> bool:
             return rep[3] >= bar
         seen = rec.first(reached, since=entry)
         assert seen == boundary, f"{bar} after {stage}: tick {seen}, expected {boundary}"
     done = rec.first(lambda rep: rep[3] == 100, since=entry)
-    assert done - entry == total
-    assert (done - entry) * TICK_MS < GREETING_MIN_MS                # SPEC §9
+    wait = round(LEAN_WAIT_S / rig.cfg.dt)
+    assert entry + total <= done <= entry + total + wait
+    # The stages fit the SPEC §9 block a client gives the greeting (> 8.7 s); a
+    # lean that waits the longest ends the greeting at most LEAN_WAIT_S later.
+    assert total * TICK_MS <= GREETING_MIN_MS
 
     # The 50 Hz responses agree: 64/0, never going back, 100 at the very tick.
     responses = [r for r in rig.responses if r.tick >= entry]
@@ -201,21 +236,23 @@ def test_the_greeting_reports_each_stage_on_time_and_ends_standing(joint_rig, st
     assert set(rbars) == {0, 25, 50, 75, 100}
     assert next(r.tick for r in responses if r.bar == 100) == done
 
-    stand = rig.ctl.robot.stand_pose()
-    assert np.abs(rig.ctl.kernel.pos - stand).max() < 1e-3, "the greeting ends at the stand pose"
+    # Standing on four feet, level, at the stand height (ground truth).
+    truth = body(rig).truth()
+    assert feet <= set(truth.contacts)
+    assert max(abs(truth.rpy[0]), abs(truth.rpy[1])) < 0.1
+    assert abs(truth.position[2] - rig.cfg.stand_height) < 0.03
     assert rec.scripted_ticks >= total               # the limit checks covered every tick
 
 
 # -- 2. handing over after the greeting ----------------------------------------------------
 
 @pytest.mark.parametrize("target", [(21, 0), (3, 0), (16, 6)], ids=["to21", "to3", "to16"])
-def test_a_when_ready_mode_waits_for_the_greeting_to_reach_100(joint_rig, target):
-    rig = joint_rig
+def test_a_when_ready_mode_waits_for_the_greeting_to_reach_100(rig, target):
     rec, entry = start_greeting(rig)
-    total = sum(stage_ticks(rig, 64, 0).values())
-    rec.step(1000)                                   # into the rear-up stage
+    total = sum(greeting_ticks(rig).values())
+    rec.step(into_greet(rig))
     asked = rec.send(*target)
-    switched = rec.until(lambda rep: rep[0] != 64, total)
+    switched = rec.until(lambda rep: rep[0] != 64, total + round(LEAN_WAIT_S / rig.cfg.dt))
     rec.step(5)
 
     pending = rec.reports(asked, switched)
@@ -225,20 +262,21 @@ def test_a_when_ready_mode_waits_for_the_greeting_to_reach_100(joint_rig, target
     assert all(rep[:3] == (64, 0, TRANSITIONING) for rep in pending)
     bars = [rep[3] for rep in pending]
     assert bars[0] == 50 and bars[-1] == 75 and all(a <= b for a, b in pairwise(bars))
-    # ... until the tick the greeting reaches 100 (SPEC §5.4), then the target.
-    assert switched == entry + total
+    # ... until the tick the greeting reaches 100 (SPEC §5.4), then the target:
+    # the stand's end, after a lean that waits up to LEAN_WAIT_S for the front feet.
+    assert entry + total <= switched <= entry + total + round(LEAN_WAIT_S / rig.cfg.dt)
+    assert rec.reports(switched - 1, switched)[0][3] == 75 and not two_leg(rig).inside
     assert rec.rows[-1][1][:3] == (target[0], target[1], 0)
     assert rig.mode == target[0]
 
 
-def test_re_requesting_64_does_not_cancel_a_pending_handover(joint_rig):
+def test_re_requesting_64_does_not_cancel_a_pending_handover(rig):
     """SPEC §5.6 and §11 ("kept as in the reference"): a pending 64 -> 21
     completes anyway when 64 is requested again; only another allowed target
     retargets it."""
-    rig = joint_rig
     rec, entry = start_greeting(rig)
-    total = sum(stage_ticks(rig, 64, 0).values())
-    rec.step(1000)
+    total = sum(greeting_ticks(rig).values())
+    rec.step(into_greet(rig))
     asked = rec.send(21, 0)
     rec.step(100)
     assert rec.rows[-1][1][:3] == (64, 0, TRANSITIONING)
@@ -247,21 +285,21 @@ def test_re_requesting_64_does_not_cancel_a_pending_handover(joint_rig):
     assert rec.rows[-1][0] == again
     assert rec.rows[-1][1][:3] == (64, 0, TRANSITIONING), \
         f"re-requesting 64 cancelled the pending 64 -> 21: reported {rec.rows[-1][1]}"
-    switched = rec.until(lambda rep: rep[0] != 64, total)
-    assert switched == entry + total and rec.rows[-1][1][0] == 21
+    switched = rec.until(lambda rep: rep[0] != 64, total + round(LEAN_WAIT_S / rig.cfg.dt))
+    assert entry + total <= switched <= entry + total + round(LEAN_WAIT_S / rig.cfg.dt)
+    assert rec.rows[-1][1][0] == 21
     assert asked < switched
 
 
 # -- 3. a new greeting gait mid-greeting --------------------------------------------------------
 
-def test_a_new_64_gait_while_greeting_is_refused_and_the_greeting_goes_on(joint_rig):
-    rig = joint_rig
+def test_a_new_64_gait_while_greeting_is_refused_and_the_greeting_goes_on(rig):
     rec, entry = start_greeting(rig)
-    stages = stage_ticks(rig, 64, 0)
+    stages = greeting_ticks(rig)
     total = sum(stages.values())
-    rec.step(1000)
+    rec.step(into_greet(rig))
     refused = rec.send(64, 10)
-    done = rec.until(lambda rep: rep[3] == 100, total)
+    done = rec.until(lambda rep: rep[3] == 100, total + round(LEAN_WAIT_S / rig.cfg.dt))
     rec.step(10)
 
     after = rec.reports(refused)
@@ -270,27 +308,43 @@ def test_a_new_64_gait_while_greeting_is_refused_and_the_greeting_goes_on(joint_
     assert any(r.tick == refused and r.switch_status == BAN_TRANS for r in rig.responses)
     # The greeting went on undisturbed: 75 and 100 at their own ticks.
     seen75 = rec.first(lambda rep: rep[3] >= 75, since=entry)
-    assert seen75 == entry + total - stages["TwoLegLand"]
-    assert done == entry + total
+    assert seen75 == entry + stages["kneel"] + stages["rear"] + stages["greet"]
+    assert entry + total <= done
     assert rig.mode == 64
 
 
-def test_the_greeting_that_does_not_rear_up_in_physics_is_a_reported_failure_not_100(rig):
-    """The greeting is a kinematic script: in physics the body never gets its
-    nose 1 rad up (make physics: 0.2). The IMU says so after the rear-up
-    stage; the controller logs it, puts it in last_error and holds the bar
-    below 100 while the chain plays on to land."""
-    rec = Recorder(rig)
-    entry = rec.send(64, 0)
-    total = sum(stage_ticks(rig, 64, 0).values())
-    rec.step(total + 50)
-    behaviour = scripted(rig, 64)
-    failure = behaviour.failure()
-    assert failure is not None and "did not rear up" in failure
-    assert "TWO_LEG_STAND failed: did not rear up" in rig.ctl.counters.last_error
-    bars = [rep[3] for rep in rec.reports(entry) if rep[0] == 64]
-    assert bars and max(bars) < 100
+@pytest.mark.parametrize("stage, frozen", [("rear", 0), ("greet", 50)])
+def test_a_greeting_that_loses_its_balance_is_a_reported_failure_never_100(rig, stage, frozen):
+    """A shove on two legs (1.5 m/s forward to the body, mid-stage) is more
+    than the balance can take back: the motion fails, the controller logs
+    it and puts it in last_error, and the bar stays where the SPEC says (0
+    if it never finished rearing up, else the last stage's end)."""
+    rec, entry = start_greeting(rig)
+    ticks = greeting_ticks(rig)
+    before = ticks["kneel"] + (ticks["rear"] // 2 if stage == "rear" else ticks["rear"] + ticks["greet"] // 2)
+    rec.step(before)
+    assert two_leg(rig).stage == stage
+    body(rig).data.qvel[0] += 1.5
+    rec.step(sum(ticks.values()) + 50 - before)
+    failure = two_leg(rig).failure()
+    assert failure is not None and "lost the balance" in failure
+    assert "TWO_LEG_STAND failed: lost the balance" in rig.ctl.counters.last_error
+    bars = [rep[3] for tick, rep in rec.rows if tick >= entry + before and rep[0] == 64]
+    assert bars and bars[-1] == frozen and max(bars) < 100
     assert all(r.bar < 100 for r in rig.responses if r.tick >= entry and r.mode == 64)
+
+
+def test_without_a_state_estimate_the_greeting_is_refused_as_failed_and_nothing_moves(joint_rig):
+    """No IMU, no balance: the greeting fails on entry with the reason, holds
+    the joints where they are and never reports 100."""
+    rig = joint_rig
+    rec, entry = start_greeting(rig)
+    held = rig.ctl.kernel.pos.copy()
+    rec.step(200)
+    assert "no state estimate" in (two_leg(rig).failure() or "")
+    assert "no state estimate" in rig.ctl.counters.last_error
+    assert np.abs(rig.ctl.kernel.pos - held).max() < 1e-9
+    assert all(rep[3] == 0 for rep in rec.reports(entry) if rep[0] == 64)
 
 
 # -- 4. the jumps ---------------------------------------------------------------------------------
@@ -298,10 +352,8 @@ def test_the_greeting_that_does_not_rear_up_in_physics_is_a_reported_failure_not
 @pytest.fixture
 def joint_rig() -> Rig:
     """As `rig`, on the joint-space sim: no body and no IMU, so no state
-    estimate; a jump then counts as landed settle_ms after its last phase, and
-    the greeting's rear-up is not judged (in physics it fails: the greeting is
-    a kinematic script, test_the_greeting_that_does_not_rear_up_in_physics_...)
-    so these test its progress protocol."""
+    estimate; a jump then counts as landed settle_ms after its last phase,
+    and the greeting, which balances from the IMU, refuses to start."""
     r = Rig(sim="joint")
     r.stand()
     assert r.mode == 12 and r.ctl.last_reported == (12, 0, 0, 100)
@@ -473,35 +525,31 @@ def test_a_weaker_force_jump_stays_lower():
 FRAME = re.compile(r"^(\w+) frame (\d+)$")
 
 
-@pytest.mark.parametrize("mode, gait", [(64, 0)])
-def test_controller_status_names_the_script_frame_and_its_progress(joint_rig, mode, gait):
-    rig = joint_rig
-    chain = rig.ctl.fsm.behaviours[mode].chains[gait]
-    rec = Recorder(rig)
-    entry = rec.send(mode, gait)
-    rec.until(lambda rep: rep[3] == 100, chain.total_ticks + LANDING_TICKS + 5)
+def test_controller_status_names_the_greeting_stage_and_its_progress(rig):
+    rec, entry = start_greeting(rig)
+    ticks = greeting_ticks(rig)
+    rec.until(lambda rep: rep[3] == 100, sum(ticks.values()) + round(LEAN_WAIT_S / rig.cfg.dt))
     rec.step(60)
     leave = rec.send(7)
     rec.step(3)
 
     playing = [s for s in rec.statuses if entry <= s.tick < leave]
     assert playing
-    ticks = [s.tick for s in playing]
-    assert ticks[0] == entry, "a status goes out on the change of mode"
-    assert max(b - a for a, b in pairwise(ticks)) <= 50, "10 Hz"
-    parts: list[str] = []
+    status_ticks = [s.tick for s in playing]
+    assert status_ticks[0] == entry, "a status goes out on the change of mode"
+    assert max(b - a for a, b in pairwise(status_ticks)) <= 50, "10 Hz"
+    stages: list[str] = []
     for s in playing:
-        assert s.mode == mode and s.gait_id == gait
-        text, progress = expected_position(rig, mode, gait, s.tick - entry)
-        frame = FRAME.match(s.script)
-        assert frame, s.script
-        assert (s.script, s.script_progress) == (text, progress), f"tick {s.tick}"
-        name = frame.group(1)
-        if not parts or parts[-1] != name:
-            parts.append(name)
-    assert parts == [p.name for p in chain.parts]
+        assert s.mode == 64 and s.gait_id == 0
+        name = s.script.removeprefix("two-leg ")
+        assert s.script == f"two-leg {name}" and s.script_progress == TwoLegStand.PROGRESS[name]
+        if not stages or stages[-1] != name:
+            stages.append(name)
+    # Every stage long enough to be seen at 10 Hz shows, in order.
+    order = [stage for stage, _ in GREETING] + ["done"]
+    assert stages == [stage for stage in order if stage in stages]
+    assert {"kneel", "rear", "greet", "land", "done"} <= set(stages)
     assert playing[-1].script_progress == 100
-    # Once another mode has taken over, no script is named.
     gone = [s for s in rec.statuses if s.tick >= leave]
     assert gone and gone[0].tick == leave and gone[0].mode == 7
     assert all(s.script == "" for s in gone)
@@ -510,8 +558,7 @@ def test_controller_status_names_the_script_frame_and_its_progress(joint_rig, mo
 # -- 8. an immediate mode cancels the greeting ---------------------------------------------------------
 
 @pytest.mark.parametrize("target", [7, 12, 0])
-def test_an_immediate_mode_cancels_a_running_greeting_at_once(joint_rig, target):
-    rig = joint_rig
+def test_an_immediate_mode_cancels_a_running_greeting_at_once(rig, target):
     rec, _ = start_greeting(rig)
     rec.step(1200)                                   # mid rear-up
     assert rec.rows[-1][1][:3] == (64, 0, 0)

@@ -23,6 +23,7 @@ from controller.behaviours.base import (
     HumanoidRobot,
     Imu,
     MotorCommand,
+    QuadrupedRobot,
     TickContext,
     make_robot,
 )
@@ -40,6 +41,7 @@ from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
 from controller.behaviours.scripted import ScriptedMode
+from controller.behaviours.two_leg import TwoLegStand
 from controller.core.biped_estimator import BipedEstimator
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
 from controller.core.estimator import QuadrupedEstimator
@@ -284,6 +286,10 @@ class Controller:
         modes: dict[int, Behaviour] = {}
         for mode, mode_cfg in sc.modes.items():
             behaviour: ScriptedMode | TrajectoryMode
+            if mode_cfg.kind == "two_leg":
+                assert isinstance(self.robot, QuadrupedRobot)
+                modes[mode] = TwoLegStand(self.robot, gaits=frozenset(mode_cfg.gaits))
+                continue
             if mode_cfg.kind == "trajectory":
                 behaviour = TrajectoryMode(self.robot, mode, mode_cfg, sc.trajectories)
             else:
@@ -1079,6 +1085,6 @@ class Controller:
         if not s.script and isinstance(state, ScriptedMode) and state.playback is not None:
             pos = state.playback.position   # a scripted mode (64, 16, 22)
             s.script, s.script_progress = f"{pos.part} frame {pos.frame}", pos.progress
-        elif not s.script and isinstance(state, TrajectoryMode):
-            s.script, s.script_progress = state.status()   # a jump (16)
+        elif not s.script and isinstance(state, (TrajectoryMode, TwoLegStand)):
+            s.script, s.script_progress = state.status()   # a jump (16), the two-leg stand (64)
         return s

@@ -24,6 +24,7 @@ from controller.robot.config.reader import ConfigError, Reader, load_yaml
 from controller.robot.config.realtime import RealtimeConfig, load_realtime
 from controller.robot.config.safety import SafetyConfig, load_safety
 from controller.robot.config.scripts import ScriptsConfig, load_scripts
+from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains, TwoLegPlan
 from controller.robot.config.walk import WalkConfig
 from controller.robot.humanoid_kinematics import HumanoidGeometry
 from controller.robot.resources import CONFIG_DIR
@@ -71,6 +72,8 @@ class Config:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     estimator: EstimatorConfig = field(default_factory=EstimatorConfig)   # quadruped state estimate
     balance: BalanceConfig | None = None   # quadruped closed-loop mode 11 (the MPC); None: open loop
+    mass_model: MassModel | None = None    # quadruped: where the mass sits (mode 64's balance)
+    two_leg: TwoLegConfig = field(default_factory=lambda: TwoLegConfig(TwoLegPlan(), TwoLegGains()))
 
     @property
     def num_joints(self) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 from controller.robot.config.body import VMAX_RANGE, Gains, check_gains, check_poses, height_range
 from controller.robot.config.locomotion import load_locomotion
 from controller.robot.config.reader import Reader, indices
+from controller.robot.config.two_leg import load_mass_model, load_two_leg
 
 
 @dataclass(frozen=True)
@@ -106,4 +107,6 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
         "motor_ctrl_mutation_limit": tile(np.radians(mr.vector("mutation_limit_deg", 3))),
         "motor_ctrl_limit_margin": mr.number("limit_margin", 0.0, 0.5),
         "locomotion": load_locomotion(r, path) if "locomotion" in r.data else None,
+        "mass_model": load_mass_model(r),
+        "two_leg": load_two_leg(r),
     }

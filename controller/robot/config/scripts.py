@@ -11,7 +11,7 @@ from controller.robot.config.priorities import PRIORITY_RANGE
 from controller.robot.config.reader import Reader
 
 SCRIPT_PROGRESS = ("parts", "end")
-SCRIPTED_KINDS = ("scripts", "trajectory")
+SCRIPTED_KINDS = ("scripts", "trajectory", "two_leg")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class ScriptsConfig:
 
 def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> ScriptsConfig:
     sr = r.sub("scripts")
-    directories = _directories(sr, path, "directories")
+    directories = _directories(sr, path, "directories", [])
     trajectories = _directories(sr, path, "trajectories", [])
     mode = sr.get("mode", int, None)
     if mode is not None and mode not in fsm.names:
@@ -80,6 +80,14 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
                 raise mr.fail(str(m), "not a mode of the FSM table")
             er = mr.sub(m)
             gaits = {}
+            kind = er.get("kind", str, "scripts")
+            if kind == "two_leg":
+                ids = er.get("gaits", list)
+                if not ids or not all(isinstance(g, int) and not isinstance(g, bool) for g in ids):
+                    raise er.fail("gaits", "kind two_leg takes a list of gait ids, e.g. [0, 10]")
+                modes[int(m)] = ScriptedModeConfig({g: () for g in ids}, "parts", 0.0,
+                                                   er.get("keeps_target", bool, False), kind)
+                continue
             for gait, chain in er.get("gaits", dict).items():
                 chain = [chain] if isinstance(chain, str) else chain
                 if isinstance(gait, bool) or not isinstance(gait, int) or not isinstance(chain, list) \
@@ -89,7 +97,6 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
             progress = er.get("progress", str, "end")
             if progress not in SCRIPT_PROGRESS:
                 raise er.fail("progress", f"{progress!r} is not one of {SCRIPT_PROGRESS}")
-            kind = er.get("kind", str, "scripts")
             if kind not in SCRIPTED_KINDS:
                 raise er.fail("kind", f"{kind!r} is not one of {SCRIPTED_KINDS}")
             if kind == "trajectory" and not trajectories:

@@ -1,0 +1,194 @@
+"""The two-leg balance's pieces against their definitions (controller/motion/two_leg.py)
+and the `two_leg` / `mass_model` config sections. The whole motion in physics is in
+tests/test_scripted_modes.py."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from controller.motion.two_leg import (
+    Ref,
+    TwoLegBalance,
+    centre_of_mass,
+    leg_weight_torques,
+    link_points,
+    lqr_gain,
+    min_jerk,
+)
+from controller.robot.config import ConfigError, load_config
+from controller.robot.config.quadruped import Geometry
+from controller.robot.config.reader import Reader
+from controller.robot.config.two_leg import MassModel, TwoLegPlan, load_mass_model, load_two_leg
+from controller.robot.kinematics import QuadrupedKinematics
+
+CFG = load_config()
+assert isinstance(CFG.geometry, Geometry) and CFG.mass_model is not None
+KIN = QuadrupedKinematics(CFG.geometry)
+MASS: MassModel = CFG.mass_model
+DT = CFG.dt
+
+
+def sagittal(h: float, iyy: float, m: float) -> tuple[np.ndarray, np.ndarray]:
+    A = np.zeros((4, 4))
+    A[0, 2] = A[1, 3] = 1.0
+    A[3, 0] = m * 9.81 / iyy
+    B = np.array([[0.0], [0.0], [1.0 / m], [-h / iyy]])
+    return A, B
+
+
+@pytest.mark.parametrize("h", [0.2, 0.3, 0.4])
+def test_the_lqr_gain_stabilises_the_sampled_model_and_meets_its_riccati_equation(h):
+    assert MASS is not None
+    A, B = sagittal(h, 0.178, MASS.total)
+    Q, R = np.diag([2500.0, 44.0, 11.0, 4.0]), np.array([[1 / 225.0]])
+    K = lqr_gain(A, B, Q, R, DT)
+    Ad, Bd = np.eye(4) + A * DT, B * DT
+    assert np.max(np.abs(np.linalg.eigvals(Ad - Bd @ K))) < 1.0
+    # K is the fixed point's gain: any other gain costs more from some start.
+    P = np.eye(4)
+    for _ in range(200_000):
+        P_next = Q + K.T @ R @ K + (Ad - Bd @ K).T @ P @ (Ad - Bd @ K)
+        if np.max(np.abs(P_next - P)) < 1e-9 * np.max(np.abs(P)):
+            break
+        P = P_next
+    K_other = K * 1.2
+    P2 = np.eye(4)
+    for _ in range(200_000):
+        P2_next = Q + K_other.T @ R @ K_other + (Ad - Bd @ K_other).T @ P2 @ (Ad - Bd @ K_other)
+        if np.max(np.abs(P2_next - P2)) < 1e-9 * np.max(np.abs(P2)):
+            break
+        P2 = P2_next
+    assert np.trace(P2) > np.trace(P)
+
+
+def test_an_uncontrollable_model_is_refused():
+    A = np.diag([1.0, 0.0])          # the unstable state has no input
+    B = np.array([[0.0], [1.0]])
+    with pytest.raises(ValueError, match="controllable"):
+        lqr_gain(A, B, np.eye(2), np.eye(1), 0.01, iterations=20_000)
+
+
+def test_min_jerk_starts_and_ends_at_rest_and_its_derivatives_match_finite_differences():
+    T, a, b = 2.0, 0.1, -1.2
+    assert min_jerk(-0.1, T, a, b) == Ref(a) and min_jerk(T + 0.1, T, a, b) == Ref(b)
+    eps = 1e-6
+    for t in np.linspace(0.05, 1.95, 9):
+        r, r1, r0 = min_jerk(t, T, a, b), min_jerk(t + eps, T, a, b), min_jerk(t - eps, T, a, b)
+        assert r.rate == pytest.approx((r1.value - r0.value) / (2 * eps), abs=1e-6)
+        assert r.acc == pytest.approx((r1.rate - r0.rate) / (2 * eps), abs=1e-5)
+
+
+def test_the_shank_point_at_the_shank_length_is_the_foot():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = rng.uniform(CFG.q_min, CFG.q_max)
+        feet = KIN.forward(q.reshape(4, 3))
+        for leg in range(4):
+            model = dataclasses.replace(MASS, shank_at=KIN.l3)
+            _, shank = link_points(model, KIN.hip[leg], KIN.side[leg] * KIN.l1, KIN.l2, q[3 * leg:3 * leg + 3])
+            assert shank == pytest.approx(feet[leg], abs=1e-12)
+
+
+def test_the_centre_of_mass_is_the_mass_weighted_mean_and_mirrors_with_the_legs():
+    q = CFG.poses["fold"].copy()
+    com = centre_of_mass(MASS, KIN.hip, KIN.side, KIN.l1, KIN.l2, q)
+    assert com[1] == pytest.approx(MASS.trunk_com[1] * MASS.trunk / MASS.total, abs=1e-12)
+    # Swinging both front legs forward moves it forward by the moved mass's share.
+    q2 = q.copy()
+    q2[[1, 4]] += 0.3
+    com2 = centre_of_mass(MASS, KIN.hip, KIN.side, KIN.l1, KIN.l2, q2)
+    moved = 0.0
+    for leg in (0, 1):
+        a = link_points(MASS, KIN.hip[leg], KIN.side[leg] * KIN.l1, KIN.l2, q[3 * leg:3 * leg + 3])
+        b = link_points(MASS, KIN.hip[leg], KIN.side[leg] * KIN.l1, KIN.l2, q2[3 * leg:3 * leg + 3])
+        moved += MASS.thigh * (b[0][0] - a[0][0]) + MASS.shank * (b[1][0] - a[1][0])
+    assert com2[0] - com[0] == pytest.approx(moved / MASS.total, abs=1e-12)
+
+
+def test_the_leg_weight_torques_are_the_gradient_of_the_legs_potential_energy():
+    g = np.array([0.3, -0.2, -9.7])
+    q = np.array([0.2, -1.1, 1.6])
+    hip, ly = KIN.hip[2], KIN.side[2] * KIN.l1
+
+    def potential(qq: np.ndarray) -> float:
+        thigh, shank = link_points(MASS, hip, ly, KIN.l2, qq)
+        return -float(MASS.thigh * thigh @ g + MASS.shank * shank @ g)
+
+    tau = leg_weight_torques(MASS, hip, ly, KIN.l2, q.copy(), g)
+    eps = 1e-6
+    for j in range(3):
+        dq = np.zeros(3)
+        dq[j] = eps
+        assert tau[j] == pytest.approx((potential(q + dq) - potential(q - dq)) / (2 * eps), abs=1e-6)
+
+
+def test_the_feet_forces_sum_to_the_wanted_force_and_turn_the_wanted_tilt_and_heading_moment():
+    """Level body, no gravity compensation asked of the PD (height at its
+    reference): the two forces add up to the force the law asked for, and
+    their moment about the centre of mass has the roll and yaw the PD asked
+    for."""
+    assert CFG.balance is not None
+    bal = TwoLegBalance(KIN, MASS, CFG.balance.inertia, DT, CFG.two_leg.gains)
+    q = np.tile([0.0, -0.9, 1.5], 4)
+    rot = np.eye(3)
+    feet, J = KIN.forward_jacobian(q.reshape(4, 3))
+    assert J is not None
+    bal.measure(rot, np.zeros(3), feet, J, q, np.zeros(12))
+    bal.roll = 0.05           # a tilt to correct
+    bal.yaw = 0.1
+    tau = bal.step(rot, feet, J, q, Ref(bal.pitch), Ref(bal.h), bal.x, 0.0, 1e9)
+    f = bal.forces[[2, 3]]
+    assert np.all(bal.forces[[0, 1]] == 0.0) and np.all(f[:, 2] > 0)
+    r = feet[[2, 3]] - bal.com
+    r[:, 2] -= KIN.foot_radius
+    moment = np.cross(r, f).sum(axis=0)
+    g = CFG.two_leg.gains
+    inertia = np.diag(CFG.balance.inertia)
+    assert moment[0] == pytest.approx(inertia[0, 0] * -g.roll_kp * 0.05, rel=1e-6)
+    assert moment[2] == pytest.approx(inertia[2, 2] * -g.yaw_kp * 0.1, rel=1e-6)
+    assert f.sum(axis=0)[2] == pytest.approx(MASS.total * 9.81, rel=1e-9)
+    assert np.all(tau[:6] == 0.0) and np.any(tau[6:] != 0.0)
+
+
+def sections() -> dict:
+    data = yaml.safe_load(CFG.path.read_text())
+    return {"two_leg": data["two_leg"], "mass_model": data["mass_model"]}
+
+
+def test_two_leg_keys_are_checked():
+    data = sections()
+    data["two_leg"]["pitchh"] = 1.0
+    with pytest.raises(ConfigError, match="pitchh"):
+        load_two_leg(Reader(Path("robot.yaml"), data))
+    data = sections()
+    data["two_leg"]["min_pitch"], data["two_leg"]["pitch"] = 1.4, 1.2
+    with pytest.raises(ConfigError, match="min_pitch"):
+        load_two_leg(Reader(Path("robot.yaml"), data))
+    data = sections()
+    data["two_leg"]["balance"]["r_force"] = -3
+    with pytest.raises(ConfigError, match="r_force"):
+        load_two_leg(Reader(Path("robot.yaml"), data))
+    data = sections()
+    del data["mass_model"]["shank"]
+    with pytest.raises(ConfigError, match="shank"):
+        load_mass_model(Reader(Path("robot.yaml"), data))
+    # Missing keys keep their defaults; an absent section is all defaults.
+    data = sections()
+    del data["two_leg"]["greet_s"]
+    assert load_two_leg(Reader(Path("robot.yaml"), data)).plan.greet_s == TwoLegPlan().greet_s
+    assert load_two_leg(Reader(Path("robot.yaml"), {})).plan == TwoLegPlan()
+
+
+def test_the_shipped_figures_add_up_to_the_robot():
+    assert MASS is not None and CFG.balance is not None
+    # The link masses (published figures) give the MPC's whole-robot mass within 2 %.
+    assert MASS.total == pytest.approx(CFG.balance.mass, rel=0.02)
+    plan = CFG.two_leg.plan
+    assert plan.min_pitch <= plan.pitch
+    assert not math.isnan(sum(getattr(plan, f"{s}_s") for s in
+                              ("kneel", "rear", "greet", "reach", "land", "lean", "stand")))
