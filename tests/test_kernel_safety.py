@@ -129,10 +129,9 @@ def test_a_quadruped_velocity_limit_that_would_switch_the_step_limit_off_is_refu
     data["fsm"] = str(ROOT / "config" / data["fsm"])
     for section, key in (("locomotion", "gaits"), ("motions", "directory")):
         data[section][key] = str((ROOT / "config" / data[section][key]).resolve())
-    data["scripts"]["directories"] = [str((ROOT / "config" / d).resolve())
-                                      for d in data["scripts"]["directories"]]
-    data["scripts"]["trajectories"] = [str((ROOT / "config" / d).resolve())
-                                       for d in data["scripts"]["trajectories"]]
+    for key in ("directories", "trajectories"):
+        if key in data["scripts"]:
+            data["scripts"][key] = [str((ROOT / "config" / d).resolve()) for d in data["scripts"][key]]
     path = tmp_path / "dog.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match=r"joint_velocity_limit: each must be in \[0.1, 100\]"):

@@ -83,34 +83,42 @@ class TwoLegConfig:
     gains: TwoLegGains
 
 
-# (lo, hi) of every number, by field name; everything positive unless said.
-RANGES = {"kneel_margin": (-0.1, 0.1), "rear_kd": (0.0, 10.0), "tuck": (-3.2, 3.2), "pitch": (0.5, 1.5),
-          "min_pitch": (0.2, 1.5), "kneel_pitch": (-0.5, 1.0), "wave": (0.0, 1.0),
-          "pitch_integral": (0.0, 1.0)}
+# Every key and its accepted range (lo, hi); `tuck`'s range is per joint.
+PLAN_KEYS: dict[str, tuple[float, float]] = {
+    "kneel_s": (0.1, 10.0), "kneel_height": (0.05, 1.0), "kneel_pitch": (-0.5, 1.0),
+    "kneel_margin": (-0.1, 0.1), "rear_s": (0.3, 10.0), "pitch": (0.5, 1.5),
+    "height": (0.05, 1.0), "min_pitch": (0.2, 1.5), "greet_s": (0.1, 60.0), "wave": (0.0, 1.0),
+    "wave_hz": (0.1, 5.0), "reach_s": (0.1, 10.0), "land_s": (0.3, 10.0), "lean_s": (0.1, 10.0),
+    "lean": (0.0, 0.1), "stand_s": (0.1, 10.0), "tuck": (-3.2, 3.2), "rear_kd": (0.0, 10.0),
+    "lose_x": (0.01, 0.5), "lose_pitch": (0.1, 1.5), "pitch_integral": (0.0, 1.0),
+}
+BALANCE_KEYS: dict[str, tuple[float, float]] = {
+    "q_x": (0.0001, 1.0), "q_pitch": (0.001, 3.0), "q_vx": (0.001, 10.0),
+    "q_pitch_rate": (0.001, 30.0), "r_force": (0.1, 1000.0), "height_kp": (0.0, 2000.0),
+    "height_kd": (0.0, 500.0), "side_kp": (0.0, 2000.0), "side_kd": (0.0, 500.0),
+    "roll_kp": (0.0, 2000.0), "roll_kd": (0.0, 500.0), "yaw_kp": (0.0, 2000.0),
+    "yaw_kd": (0.0, 500.0), "velocity_filter_s": (0.0001, 0.1), "friction": (0.05, 2.0),
+}
 
 
-def _read(r: Reader, cls: type, key: str) -> object:
-    """A dataclass of numbers from section `key` (missing keys keep their
-    defaults; unknown keys are refused)."""
-    names = [f.name for f in fields(cls)]
+def _read(s: Reader, cls: type, table: dict[str, tuple[float, float]]) -> object:
+    """A dataclass of numbers from the mapping `s` reads (missing keys keep
+    their defaults; unknown keys are refused)."""
     default = cls()
-    if key not in r.data:
-        return default
-    s = r.sub(key)
-    unknown = sorted(set(s.data) - set(names))
+    unknown = sorted(set(s.data) - set(table))
     if unknown:
-        raise s.fail(unknown[0], f"unknown key (known: {', '.join(names)})")
+        raise s.fail(unknown[0], f"unknown key (known: {', '.join(table)})")
     values: dict[str, object] = {}
-    for name in names:
-        lo, hi = RANGES.get(name, (1e-6, 1e4))
-        current = getattr(default, name)
+    for f in fields(cls):
+        lo, hi = table[f.name]
+        current = getattr(default, f.name)
         if isinstance(current, tuple):
-            triple = tuple(float(v) for v in s.vector(name, len(current), s.data.get(name, list(current))))
+            triple = tuple(float(v) for v in s.vector(f.name, len(current), s.data.get(f.name, list(current))))
             if not all(lo <= v <= hi for v in triple):
-                raise s.fail(name, f"each must be in [{lo:g}, {hi:g}]")
-            values[name] = triple
+                raise s.fail(f.name, f"each must be in [{lo:g}, {hi:g}]")
+            values[f.name] = triple
         else:
-            values[name] = s.number(name, lo, hi, current)
+            values[f.name] = s.number(f.name, lo, hi, current)
     return cls(**values)
 
 
@@ -121,8 +129,8 @@ def load_two_leg(r: Reader) -> TwoLegConfig:
         return TwoLegConfig(TwoLegPlan(), TwoLegGains())
     tr = r.sub("two_leg")
     plan_data = {k: v for k, v in tr.data.items() if k != "balance"}
-    plan = _read(Reader(r.path, {"two_leg": plan_data}, r.where), TwoLegPlan, "two_leg")
-    gains = _read(tr, TwoLegGains, "balance")
+    plan = _read(Reader(tr.path, plan_data, tr.where), TwoLegPlan, PLAN_KEYS)
+    gains = _read(tr.sub("balance"), TwoLegGains, BALANCE_KEYS) if "balance" in tr.data else TwoLegGains()
     assert isinstance(plan, TwoLegPlan) and isinstance(gains, TwoLegGains)
     if plan.min_pitch > plan.pitch:
         raise tr.fail("min_pitch", f"{plan.min_pitch} is above the pitch aimed for, {plan.pitch}")
