@@ -1,12 +1,12 @@
-"""Modes that replay keyframe scripts: CyberDog 64, 16 and 22, and the script mode.
+"""Modes that replay keyframe scripts, and the script mode.
 
-The reference's two-leg stand (64), jumps (16) and force jump (22) are
-dynamic motions: offline-optimised trajectories and force control. motiond
-has no body dynamics to optimise against, so each is a keyframe script
-(config/scripts/<robot>/, checked at load against the joint limits and
-velocity limits) played from the entry pose: a kinematic approximation
-with the reference's stages, durations and progress rule (SPEC §5.11,
-§6.6-§6.8). Config `scripts.modes` maps each gait id to its scripts.
+A scripted mode (config `scripts.modes`, `kind: scripts`) maps each gait id
+to keyframe scripts (checked at load against the joint limits and velocity
+limits) played back to back from the entry pose, with the stages'
+progress rule (`progress: parts` or `end`) and an optional IMU check of a
+rear-up (`rear_check`). CyberDog 2's own dynamic modes are not scripts: 64
+balances on the rear feet (two_leg.py), 16 replays optimised trajectories
+(jump.py), 22 is force control (force_jump.py).
 
 The same behaviour is the robot's script mode (config `scripts.mode`, e.g.
 60 SCRIPT on the humanoid): it plays whatever full-body script request the
