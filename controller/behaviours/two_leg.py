@@ -45,9 +45,8 @@ REAR = np.array([2, 3])
 
 
 def smooth(s: float) -> float:
-    """Minimum-jerk 0 -> 1 over s in [0, 1]."""
-    s = min(max(s, 0.0), 1.0)
-    return s * s * s * (10.0 - 15.0 * s + 6.0 * s * s)
+    """Minimum-jerk 0 -> 1 over s in [0, 1] (min_jerk's value)."""
+    return min_jerk(s, 1.0, 0.0, 1.0).value
 
 
 def nose_up(theta: float) -> np.ndarray:
@@ -100,7 +99,6 @@ class TwoLegStand(Behaviour):
         self.front1 = np.zeros(6)
         self.x_trim = 0.0
         self.yaw_ref = 0.0
-        self.pitch_ref_now = 0.0
 
     # -- the mode's interface ----------------------------------------------
     def refuses(self, block: Block) -> str | None:
@@ -212,7 +210,6 @@ class TwoLegStand(Behaviour):
         assert ctx.body is not None
         b = ctx.body
         bal = self.balance
-        self.pitch_ref_now = pitch_ref.value
         bal.measure(b.rot, b.gyro, b.feet, b.jacobian, ctx.q, ctx.qd)
         height_ref = self._height_for_pitch()
         p = self.plan
