@@ -26,6 +26,16 @@ class Geometry:
     mass: float
 
 
+def torque_limits(r: Reader) -> np.ndarray:
+    """`torque_limit`: one figure for every joint, or [abad, hip, knee] (many
+    robots' knee motor has a larger gear than the others)."""
+    value = r.get("torque_limit", (int, float, list))
+    limits = np.full(3, float(value)) if not isinstance(value, list) else r.vector("torque_limit", 3)
+    if not ((limits >= 0.1) & (limits <= 1000.0)).all():
+        raise r.fail("torque_limit", f"each must be in [0.1, 1000] N m, got {limits.tolist()}")
+    return limits
+
+
 def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
     """The quadruped schema (config/cyberdog2.yaml): per-leg limits, one
     per-joint-type triple for velocity limits, gains and poses, tiled over
@@ -97,7 +107,7 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
         "q_min": q_min_a,
         "q_max": q_max_a,
         "v_max": tile(v_max),
-        "torque_limit": np.full(len(names), r.number("torque_limit", 0.1, 1000.0)),
+        "torque_limit": tile(torque_limits(r)),
         "geometry": geometry,
         "poses": poses,
         "stand_height": pr.number("stand_height", 0.05, 1.0),
