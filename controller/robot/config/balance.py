@@ -2,14 +2,23 @@
 of the convex MPC that chooses stance foot forces in mode 11, and the gains
 and foot placement that go with it (controller/motion/mpc.py,
 controller/behaviours/locomotion.py, docs/LOCOMOTION.md). Absent, mode 11
-runs its gaits open loop."""
+runs its gaits open loop.
+
+The body model (`mass`, `inertia`, `com_offset`) may be left out: each
+missing figure is then derived from the robot's physics figures at the stand
+pose (controller/robot/mass_properties.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from controller.robot.config.reader import Reader
+from controller.robot.config.reader import ConfigError, Reader
+from controller.robot.mass_properties import BodyFigures, stand_body
+
+BODY_KEYS = ("mass", "inertia", "com_offset")   # derived from the physics figures when missing
 
 
 @dataclass(frozen=True)
@@ -28,16 +37,24 @@ class BalanceConfig:
     stance_kp: np.ndarray         # (3,) per joint type: soft joint gains on stance legs
     stance_kd: np.ndarray
     placement_gain: float         # s: landing point moves by this x (v_est - v_cmd)
+    derived: tuple[str, ...] = ()     # body keys taken from the physics figures ...
+    derived_from: Path | None = None  # ... in this file
 
 
-def load_balance(r: Reader) -> BalanceConfig | None:
+def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | None = None) -> BalanceConfig | None:
+    """The `balance` section; `path` (the config file) and `body` (the
+    quadruped schema's values: geometry, stand height) let a missing body
+    figure be derived from the physics figures."""
     if "balance" not in r.data:
         return None
     b = r.sub("balance")
+    missing = tuple(key for key in BODY_KEYS if key not in b.data)
+    figures = _derive(r, b, missing, path, body) if missing else None
     config = BalanceConfig(
-        mass=b.number("mass", 0.1, 1000.0),
-        inertia=b.vector("inertia", 3),
-        com_offset=b.vector("com_offset", 3),
+        mass=b.number("mass", 0.1, 1000.0) if figures is None or "mass" not in missing else figures.mass,
+        inertia=figures.inertia if figures is not None and "inertia" in missing else b.vector("inertia", 3),
+        com_offset=(figures.com_offset if figures is not None and "com_offset" in missing
+                    else b.vector("com_offset", 3)),
         friction=b.number("friction", 0.05, 2.0),
         force_max=b.number("force_max", 1.0, 10000.0),
         weights=b.vector("weights", 12),
@@ -49,6 +66,8 @@ def load_balance(r: Reader) -> BalanceConfig | None:
         stance_kp=b.vector("stance_kp", 3),
         stance_kd=b.vector("stance_kd", 3),
         placement_gain=b.number("placement_gain", 0.0, 1.0, 0.1),
+        derived=missing,
+        derived_from=figures.source if figures is not None else None,
     )
     if np.any(config.inertia <= 0.0):
         raise b.fail("inertia", f"{config.inertia.tolist()}: every moment must be positive")
@@ -57,3 +76,19 @@ def load_balance(r: Reader) -> BalanceConfig | None:
     if np.any(config.stance_kp < 0.0) or np.any(config.stance_kd < 0.0):
         raise b.fail("stance_kp", "gains cannot be negative")
     return config
+
+
+def _derive(r: Reader, b: Reader, missing: tuple[str, ...], path: Path | None,
+            body: dict[str, Any] | None) -> BodyFigures:
+    """The whole robot at the stand pose from its physics figures, for the
+    `missing` body keys; a ConfigError naming the first of them if it cannot
+    be had."""
+    if path is None or body is None:
+        raise b.fail(missing[0], "missing")
+    robot, sim = r.data.get("robot"), r.data.get("sim", {})
+    try:
+        return stand_body(path, str(robot), sim if isinstance(sim, dict) else {}, body["geometry"],
+                          body["stand_height"], body["stand_com_x"])
+    except ConfigError as exc:
+        raise b.fail(missing[0], f"missing, and it cannot be derived from the physics figures: {exc} "
+                                 "(write the figure, or give the robot a physics file: docs/NEW_ROBOT.md)") from exc

@@ -118,7 +118,7 @@ def load_config(path: str | Path | None = None) -> Config:
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         safety=load_safety(r),
         estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
-        balance=load_balance(r) if kind == "quadruped" else None,
+        balance=load_balance(r, path, body) if kind == "quadruped" else None,
         lcm=lcm_cfg,
         fsm=fsm,
         motions=load_motions(r, path) if "motions" in r.data else None,
