@@ -41,7 +41,7 @@ def test_every_check_names_a_metric_the_scorecard_measures() -> None:
 
 def test_every_robot_and_every_gait_and_motion_has_rows() -> None:
     rows = all_rows()
-    assert {r.robot for r in rows} == {"cyberdog2", "humanoid20", "nao22"}
+    assert {r.robot for r in rows} == {"cyberdog2", "go2", "humanoid20", "nao22"}
     cfg = load_config()
     names = {r.name for r in rows if r.robot == "cyberdog2"}
     assert cfg.motions is not None
