@@ -86,7 +86,31 @@ def test_shipped_configs_are_ok_with_a_summary_from_the_file(name: str, capsys: 
     assert first.startswith(f"OK   {path}: robot {data['robot']}, {data['kind']}, "
                             f"{joints} joints, {data['tick_hz']:g} Hz, "
                             f"{len(fsm['modes'])} FSM modes, ")
-    assert "warning" not in out      # every shipped motion, script and .mof file loads
+    # Every shipped motion, script and .mof file loads; the only warnings are
+    # CyberDog 2's explained inconsistencies (SHIPPED_WARNINGS).
+    warnings = [line.removeprefix("     warning: ") for line in out.splitlines()[1:]]
+    assert all(line.startswith("     warning: ") for line in out.splitlines()[1:])
+    expected = SHIPPED_WARNINGS.get(name, [])
+    assert [w.split(":")[0] for w in warnings] == [e.split(":")[0] for e in expected], warnings
+    for warning, start in zip(warnings, expected):
+        assert warning.startswith(start), warning
+
+
+# What check-config says about config/cyberdog2.yaml, each true: the walk's
+# height range (SPEC §6.4's 0.32 m) reaches above the legs' 0.313 m, and the
+# gait files carry SPEC §6.4's velocity windows, which the pace's 150 ms
+# stance and the slow trots' long stances cannot step at CyberDog 2's
+# half_stride; the generator caps the speed there, as the message says.
+SHIPPED_WARNINGS = {"cyberdog2.yaml": [
+    "locomotion.height_range[1]: the walk's highest at 0.32 m is beyond the legs' reach with the feet under the "
+    "hips (at most 0.313 m",
+    "gait 8 (pace, 08_pace.yaml): its window is faster than a stance of 0.150 s can step: vx 2 > 1.47 m/s",
+    "gait 21 (trot 14-8, 21_trot_14_8.yaml): its window is faster than a stance of 0.240 s can step: wz 2.3 > 2.05",
+    "gait 22 (trot 16-10, 22_trot_16_10.yaml): its window is faster than a stance of 0.300 s can step: wz 2.1 > 1.64",
+    "gait 23 (trot 18-11, 23_trot_18_11.yaml): its window is faster than a stance of 0.330 s can step: wz 1.9 > 1.49",
+    "gait 24 (trot 20-12, 24_trot_20_12.yaml): its window is faster than a stance of 0.360 s can step: wz 1.7 > 1.37",
+    "gait 25 (trot 22-14, 25_trot_22_14.yaml): its window is faster than a stance of 0.420 s can step: wz 1.5 > 1.17",
+]}
 
 
 def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,7 +244,7 @@ def test_a_motion_file_that_does_not_load_is_a_warning_not_a_failure(
     code, out = check(str(path), capsys=capsys)
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith(f"OK   {path}: robot cyberdog2, ")
-    assert len(lines) == 2
+    assert len(lines) == 2 + len(SHIPPED_WARNINGS["cyberdog2.yaml"])   # and cyberdog2's own, after it
     assert lines[1].startswith("     warning: motions.ids.1: ")
     assert "missing.toml" in lines[1] and lines[1].endswith("(mode 62 refuses this id)")
     # the daemon agrees: the config loads, the id's file is the problem

@@ -13,6 +13,13 @@ files. Those are printed as warnings under the OK line; they do not fail the
 config (the daemon starts with them), and `motionctl validate` checks such
 files one by one.
 
+A quadruped config is also checked for figures that load one by one but do
+not fit together (controller/cli/config_checks.py): heights the legs cannot
+hold inside the joint limits, gaits faster than the legs step, a torque
+limit that cannot hold the robot up, a balance mass far from the physics
+figures, no physics figures; and every figure still marked as a placeholder
+by `motionctl new-robot`. Those are warnings too: the daemon starts.
+
 Pure: reads files, opens no sockets, starts nothing. See docs/CONFIG.md for
 every key.
 """
@@ -23,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.config_checks import placeholders, quadruped_findings
 from controller.motion.mof import load_net
 from controller.motion.motions import MotionLibrary
 from controller.motion.scripts import load_directory
@@ -36,7 +44,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         description="Load each robot config as motiond does at start and print OK with a "
                     "summary (robot, kind, joints, tick rate, modes, motions), or FAIL with "
                     "the file, the key path and the reason. Motion files the config names "
-                    "that the daemon would refuse at start are listed as warnings. Without "
+                    "that the daemon would refuse at start are listed as warnings, and so are "
+                    "a quadruped's figures that do not fit together (heights out of reach, gaits "
+                    "faster than the stride, torque too small to stand, balance mass against the "
+                    "physics figures) and placeholders left by new-robot. Without "
                     f"PATH: motionctl's --config, else {DEFAULT_CONFIG}. Exit code 0 if every "
                     "config loads, 1 otherwise. The keys are documented in docs/CONFIG.md.")
     parser.add_argument("paths", nargs="*", metavar="PATH", help="robot config YAML")
@@ -63,7 +74,7 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
             failed += 1
             continue
         print(f"OK   {cfg.path}: {summary(cfg)}", file=out)
-        for warning in refused_at_start(cfg):
+        for warning in refused_at_start(cfg) + inconsistencies(cfg):
             print(f"     warning: {warning}", file=out)
     return 0 if failed == 0 else 1
 
@@ -103,6 +114,18 @@ def refused_at_start(cfg: Config) -> list[str]:
     for error in load_net(cfg.mof)[1] if cfg.mof is not None else ():
         warnings.append(f"{error} (left out of the .mof net)")
     return warnings
+
+
+def inconsistencies(cfg: Config) -> list[str]:
+    """Figures that load one by one but do not fit together (a quadruped's
+    heights, poses, gaits, torques and mass against its legs and physics
+    figures; controller/cli/config_checks.py), and the placeholders
+    `motionctl new-robot` left to fill in."""
+    try:
+        return quadruped_findings(cfg) if cfg.kind == "quadruped" else placeholders(cfg.path)
+    except Exception as exc:  # noqa: BLE001 - a checker bug is a warning, not a traceback
+        return [f"the consistency checks crashed ({type(exc).__name__}: {exc}); this is a bug in motiond, "
+                "please report it"]
 
 
 def _short(cfg: Config, path: Path) -> str:

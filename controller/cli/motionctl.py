@@ -4,8 +4,8 @@
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
     motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
-    (and script, validate, check-config, spy, sim, render, view, record, replay,
-     plot: see --help)
+    (and script, validate, check-config, new-robot, spy, sim, render, view,
+     record, replay, plot: see --help)
 
 `send` and `play` speak only the public CyberDog 2 protocol (SPEC §1-§3), so
 they also drive a real CyberDog; `watch` reads motiond's controller_status,
@@ -14,9 +14,9 @@ motion_goal / motion_event pair.
 
 This module is only the wiring: the top-level parser, one module per
 subcommand adding its own parser (send_cmd, watch_cmd, play_cmd, goal_cmd,
-script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, check_config, log_cmd here in controller/cli/, and
-controller/motion/validate.py), and main(), which loads the config and maps
-errors to exit codes. What the talking subcommands share (the Link made from
+script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, check_config,
+new_robot, log_cmd here in controller/cli/, and controller/motion/validate.py),
+and main(), which loads the config and maps errors to exit codes. What the talking subcommands share (the Link made from
 a bus and a clock, so the send / wait / play logic runs in the tests on fakes,
 exit codes, wording, waiting) is in controller/cli/client.py.
 """
@@ -34,6 +34,7 @@ from controller.cli import (
     check_config,
     goal_cmd,
     log_cmd,
+    new_robot,
     optimise_cmd,
     play_cmd,
     render_cmd,
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimise_cmd.add_parser(sub)
     view_cmd.add_parser(sub)
     check_config.add_parser(sub)
+    new_robot.add_parser(sub)
     log_cmd.add_parsers(sub, Formatter)
     return parser
 
@@ -111,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error (1, see client.Parser)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        if args.command in ("validate", "check-config"):   # check files; need no LCM config
+        if args.command in ("validate", "check-config", "new-robot"):   # files only; need no LCM config
             return int(args.func(args))
         cfg = with_namespace(load_config(args.config), args.namespace)
         with _sigterm_as_interrupt():

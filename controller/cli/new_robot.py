@@ -1,0 +1,101 @@
+"""`motionctl new-robot NAME [-o PATH] [--force]`: a config skeleton for a new
+12-joint quadruped.
+
+Writes two files from the templates in config/templates/ (installed with the
+package as its data, controller/data/config/templates/):
+
+* the robot config, PATH (default config/NAME.yaml): every key a quadruped
+  needs, CyberDog 2's structure, each robot-specific figure CyberDog 2's with
+  the comment "CyberDog 2's figure: measure yours", and the `joint_map`;
+* its physics figures, physics/NAME.yaml beside it (the structure of
+  config/physics/cyberdog2.yaml), named by the config's `sim.physics`.
+
+The paths inside the config (the FSM table, the gait directory, the physics
+file) are written relative to where the config goes, so the skeleton loads as
+written; `motionctl check-config PATH` then lists every figure still marked.
+Existing files are left alone unless --force. Pure: writes two files, opens
+no sockets. docs/NEW_ROBOT.md walks through the result.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+from string import Template
+from typing import Any, TextIO
+
+from controller.robot.resources import CONFIG_DIR, GAITS_DIR
+
+TEMPLATES = CONFIG_DIR / "templates"
+CONFIG_TEMPLATE = TEMPLATES / "quadruped.yaml"
+PHYSICS_TEMPLATE = TEMPLATES / "physics_quadruped.yaml"
+FSM_TABLE = CONFIG_DIR / "cyberdog_fsm.yaml"
+GAITS = GAITS_DIR / "quadruped"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+EXIT_OK, EXIT_REFUSED = 0, 1
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add `new-robot` to an argparse subparsers object; its func is `run`."""
+    parser = sub.add_parser(
+        "new-robot", help="write a commented config skeleton for a new quadruped",
+        description="Write a config skeleton for a 12-joint quadruped named NAME: every key a "
+                    "quadruped needs, with CyberDog 2's figures marked \"CyberDog 2's figure: "
+                    "measure yours\" where yours go, the joint_map, and a physics-figures skeleton "
+                    "(physics/NAME.yaml beside the config). It loads as written; `motionctl "
+                    "check-config` lists what is still to fill in. docs/NEW_ROBOT.md walks through it. "
+                    "Exit code 0 when written, 1 if a file exists (without --force) or NAME is not a name.")
+    parser.add_argument("name", metavar="NAME", help="the robot's name (letters, digits, _ and -)")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="where the config goes (default: config/NAME.yaml); the physics "
+                             "figures go to physics/NAME.yaml in its directory")
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _relative(target: Path, start: Path) -> str:
+    """`target` as a path relative to the directory `start` when both are in
+    one tree (a config beside the shipped ones), else absolute."""
+    target, start = target.resolve(), start.resolve()
+    if Path(os.path.commonpath([target, start])) == Path(target.anchor):
+        return target.as_posix()
+    return Path(os.path.relpath(target, start)).as_posix()
+
+
+def skeleton(name: str, config_path: Path) -> tuple[str, str, Path]:
+    """The config text, the physics text and where the physics file goes, for
+    a config written to `config_path`."""
+    physics_path = config_path.parent / "physics" / f"{name}.yaml"
+    here = config_path.parent
+    values = {"robot": name, "fsm": _relative(FSM_TABLE, here), "gaits": _relative(GAITS, here),
+              "physics": _relative(physics_path, here)}
+    config = Template(CONFIG_TEMPLATE.read_text()).substitute(values)
+    physics = Template(PHYSICS_TEMPLATE.read_text()).substitute(values)
+    return config, physics, physics_path
+
+
+def run(args: argparse.Namespace, _daemon_cfg: object = None, *, out: TextIO | None = None) -> int:
+    """Write the two files; 0 when written, 1 when refused."""
+    out = out or sys.stdout
+    name = args.name
+    if not NAME.fullmatch(name):
+        print(f"motionctl new-robot: {name!r} is not a robot name (letters, digits, _ and -, "
+              "starting with a letter or digit)", file=sys.stderr)
+        return EXIT_REFUSED
+    config_path = Path(args.output) if args.output else Path("config") / f"{name}.yaml"
+    config, physics, physics_path = skeleton(name, config_path)
+    existing = [p for p in (config_path, physics_path) if p.exists()]
+    if existing and not args.force:
+        print(f"motionctl new-robot: {', '.join(map(str, existing))} already "
+              f"{'exists' if len(existing) == 1 else 'exist'}; pass --force to overwrite", file=sys.stderr)
+        return EXIT_REFUSED
+    physics_path.parent.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(config)
+    physics_path.write_text(physics)
+    print(f"wrote {config_path} and {physics_path}: CyberDog 2's figures where yours go, each marked "
+          f"\"CyberDog 2's figure: measure yours\".\nnext: measure them (docs/NEW_ROBOT.md), then "
+          f"`motionctl check-config {config_path}` lists what is left", file=out)
+    return EXIT_OK
