@@ -110,6 +110,8 @@ SHIPPED_WARNINGS = {"cyberdog2.yaml": [
     "gait 23 (trot 18-11, 23_trot_18_11.yaml): its window is faster than a stance of 0.330 s can step: wz 1.9 > 1.49",
     "gait 24 (trot 20-12, 24_trot_20_12.yaml): its window is faster than a stance of 0.360 s can step: wz 1.7 > 1.37",
     "gait 25 (trot 22-14, 25_trot_22_14.yaml): its window is faster than a stance of 0.420 s can step: wz 1.5 > 1.17",
+], "go2.yaml": [   # Go2's longer legs step the rest; the pace's 1 m/s sideways is still beyond them
+    "gait 8 (pace, 08_pace.yaml): its window is faster than a stance of 0.150 s can step: vy 1 > 0.87 m/s",
 ]}
 
 

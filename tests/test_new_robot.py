@@ -400,6 +400,17 @@ def test_the_derived_pitch_and_yaw_inertia_are_within_5_percent_of_cyberdog2s_st
     assert body.inertia[2] == pytest.approx(0.197579, rel=0.05)
 
 
+def test_go2s_balance_figures_are_the_derived_ones() -> None:
+    """config/go2.yaml states the body model it computed from MuJoCo's model
+    of its physics figures: the derivation agrees to its rounding."""
+    cfg = load_config(ROOT / "config" / "go2.yaml")
+    assert isinstance(cfg.geometry, Geometry) and cfg.balance is not None and cfg.balance.derived == ()
+    body = stand_body(cfg.path, cfg.robot, cfg.sim, cfg.geometry, cfg.stand_height, cfg.stand_com_x)
+    assert body.mass == pytest.approx(cfg.balance.mass, abs=0.001)
+    assert np.allclose(body.inertia, cfg.balance.inertia, atol=1e-4)
+    assert np.allclose(body.com_offset, cfg.balance.com_offset, atol=1e-4)
+
+
 def test_a_written_figure_wins_and_each_missing_one_is_derived(tree: Path) -> None:
     def change(d: dict[str, Any]) -> None:
         del d["balance"]["inertia"]
