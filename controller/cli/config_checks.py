@@ -115,8 +115,8 @@ def heights(cfg: Config, kin: QuadrupedKinematics) -> list[str]:
             spans[(com_x, margin)] = height_span(cfg, kin, com_x, margin)
         span = spans[(com_x, margin)]
         within = (f"inside the limits{f' (less the {margin:g} rad this motion keeps clear)' if margin else ''} "
-                  f"the legs hold the body between {span[0]:.3f} and {span[1]:.3f} m"
-                  if span else "no height is inside the limits: check joint_limits and geometry")
+                  f"the legs hold the body between {span[0]:.3f} and {span[1]:.3f} m: move {key} into that span"
+                  if span else "no height at all is inside the limits")
         if clipped.any():
             top = kin.foot_radius + float(np.sqrt(max(kin.reach ** 2 - com_x ** 2, 0.0)))
             what = (f"is beyond the legs' reach with the feet under the hips (at most {top:.3f} m: "
@@ -128,8 +128,7 @@ def heights(cfg: Config, kin: QuadrupedKinematics) -> list[str]:
             worst = outside[0][1]
             more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
             what = f"puts {worst}{more}"
-        out.append(f"{key}: {who} at {height:g} m {what}; {within}: move {key} into that span, "
-                   "or check the link lengths and joint_limits")
+        out.append(f"{key}: {who} at {height:g} m {what}; {within}, or check the link lengths and joint_limits")
     return out
 
 
