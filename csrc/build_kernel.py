@@ -36,9 +36,13 @@ ffibuilder.cdef(
     int64_t mk_get_timer_slack(void);
     int mk_lock_memory(void);
     int mk_unlock_memory(void);
+    typedef struct {
+        int32_t n;
+        const int32_t *order; const double *direction; const double *offset;
+    } mk_joint_map;
     int32_t mk_joint_command_size(int32_t n);
-    int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
-                                    int64_t tick, uint8_t *buf, int32_t capacity);
+    int32_t mk_encode_joint_command(const mk_plan *plan, const mk_joint_map *map, uint64_t fingerprint,
+                                    int64_t utime, int64_t tick, uint8_t *buf, int32_t capacity);
     void mk_kalman_predict(int32_t n, const double *A, double *P, const double *q, double *tmp);
     int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const double *H,
                              const double *r, const double *y, double *work);

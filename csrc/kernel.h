@@ -72,12 +72,21 @@ int mk_unlock_memory(void);
 /* The LCM encoding of msgs.joint_command_t (lcmtypes/joint_command_t.lcm)
  * from the plan's outputs (wire.c): the 8-byte type fingerprint, then utime,
  * tick, num_joints = n and the position, velocity, kp, kd, torque arrays as
- * big-endian float32. Writes mk_joint_command_size(n) bytes into buf and
- * returns that size, or -1 when capacity is too small. Any change to the .lcm
+ * big-endian float32, through the joint map (NULL: the identity): slot k
+ * carries direction[k] * pos[order[k]] + offset[k], direction[k] * vel and
+ * tau, and kp, kd as they are. Writes mk_joint_command_size(n) bytes into
+ * buf and returns that size, or -1 when capacity is too small or the map's
+ * n is not the plan's. Any change to the .lcm
  * type must change this function too (a test compares it with lcm-gen's). */
+typedef struct {
+    int32_t n;
+    const int32_t *order;       /* wire slot k carries the plan's joint order[k] */
+    const double *direction;    /* per wire slot, +1 or -1 */
+    const double *offset;       /* per wire slot, rad */
+} mk_joint_map;
 int32_t mk_joint_command_size(int32_t n);
-int32_t mk_encode_joint_command(const mk_plan *plan, uint64_t fingerprint, int64_t utime,
-                                int64_t tick, uint8_t *buf, int32_t capacity);
+int32_t mk_encode_joint_command(const mk_plan *plan, const mk_joint_map *map, uint64_t fingerprint,
+                                int64_t utime, int64_t tick, uint8_t *buf, int32_t capacity);
 
 /* A linear Kalman filter's covariance arithmetic (kalman.c), row-major:
  * predict P = A P A^T + diag(q) (tmp: n x n); update x and P with the

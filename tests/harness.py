@@ -122,8 +122,10 @@ class Rig:
                 self.joint_cmds.append(msgs.joint_command_t.decode(data))
         self.last_out = out
         if self.robot is not None:
-            k = self.ctl.kernel
-            self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+            # The joint_cmd as the robot's bridge gets it (its joint convention).
+            joint_cmd = out.get(self.ch["joint_cmd"])
+            assert joint_cmd is not None, "the controller publishes a joint_cmd every tick"
+            self.robot.command(bytes(joint_cmd))
         self.now_ns += TICK_NS
 
     def run(self, ms: float, heartbeat: bool = True) -> None:

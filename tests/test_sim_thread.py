@@ -64,7 +64,7 @@ class InlineStepper:
         self.sim = sim
 
     def start(self, *args: Any) -> None:
-        self.sim.step(*args)
+        self.sim.command(*args)
 
     def wait(self) -> None:
         pass
@@ -101,7 +101,7 @@ class Steps:
         self.calls: list[tuple[Any, ...]] = []
         self.fail_at = fail_at
 
-    def step(self, *args: Any) -> None:
+    def command(self, *args: Any) -> None:
         if len(self.calls) == self.fail_at:
             raise RuntimeError("the simulator broke")
         self.calls.append(args)

@@ -174,6 +174,11 @@ class Controller:
         # No joint target moves faster than its velocity limit, even when a
         # command or a segment would make it jump.
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+        # The bridge-facing messages speak the robot's own joint convention.
+        self.joint_map = cfg.joint_map
+        if not self.joint_map.identity:
+            self.kernel.set_joint_map(self.joint_map.order, self.joint_map.direction_wire,
+                                      self.joint_map.offset_wire)
         self.robot = make_robot(cfg, self.kernel)
         self.kin = self.robot.kin
         # The MPC of closed-loop mode 11: solved inline (deterministic, the
@@ -342,9 +347,10 @@ class Controller:
         if not (_finite(msg.position) and _finite(msg.velocity) and _finite(msg.torque)):
             self._reject_packet(now_ns, self.ch["joint_state"], "a value is not finite")
             return False
-        self.q[:] = msg.position
-        self.qd[:] = msg.velocity
-        self.tau[:] = msg.torque
+        jm = self.joint_map
+        jm.positions_from_wire(msg.position, out=self.q)
+        jm.signed_from_wire(msg.velocity, out=self.qd)
+        jm.signed_from_wire(msg.torque, out=self.tau)
         volts = float(msg.battery_voltage)
         self.battery_v = volts if math.isfinite(volts) and volts > 0.0 else None
         self.fsm.measured = True
@@ -543,9 +549,10 @@ class Controller:
         msg = self.motor_msg
         if msg is None:
             return None
-        return MotorCommand(np.array(msg.q_des), np.array(msg.qd_des), np.array(msg.kp_des),
-                            np.array(msg.kd_des), np.array(msg.tau_des),
-                            (now_ns - self.motor_rx_ns) / 1e6)
+        jm = self.joint_map     # the client speaks the robot's convention, as joint_cmd does
+        return MotorCommand(jm.positions_from_wire(msg.q_des), jm.signed_from_wire(msg.qd_des),
+                            jm.plain_from_wire(msg.kp_des), jm.plain_from_wire(msg.kd_des),
+                            jm.signed_from_wire(msg.tau_des), (now_ns - self.motor_rx_ns) / 1e6)
 
     def shutdown(self) -> None:
         """From now on command the passive damper, whatever arrives (SIGTERM)."""

@@ -104,6 +104,8 @@ class Kernel:
         # The joint command's encoding (csrc/wire.c), rewritten in place every tick.
         self._wire = publish_buffer(lib.mk_joint_command_size(n))
         self._wire_ptr = ffi.from_buffer("uint8_t[]", self._wire)
+        self._map = ffi.NULL            # the robot's joint map; NULL: the identity
+        self._map_arrays: tuple[np.ndarray, ...] = ()
 
     # -- writing segments -------------------------------------------------
     def move(self, start: Values, end: Values, t0: Values, duration: Values,
@@ -166,11 +168,26 @@ class Kernel:
         self.flagged = self._step(self._plan, t)
         return self.flagged
 
+    def set_joint_map(self, order: np.ndarray, direction: np.ndarray, offset: np.ndarray) -> None:
+        """Encode joint commands in the robot's own convention (per wire
+        slot k: the joint order[k], times direction[k], plus offset[k] for a
+        position; controller/robot/config/joint_map.py)."""
+        arrays = (np.ascontiguousarray(order, dtype=np.int32),
+                  np.ascontiguousarray(direction, dtype=np.float64),
+                  np.ascontiguousarray(offset, dtype=np.float64))
+        if any(a.shape != (self.n,) for a in arrays):
+            raise ValueError(f"a joint map of {self.n} joints needs {self.n} entries per array")
+        self._map_arrays = arrays       # kept alive: C holds their addresses
+        self._map = ffi.new("mk_joint_map *", {
+            "n": self.n, "order": ffi.cast("int32_t *", ffi.from_buffer(arrays[0])),
+            "direction": double_ptr(arrays[1]), "offset": double_ptr(arrays[2])})
+
     def encode_joint_command(self, fingerprint: int, utime: int, tick: int) -> ctypes.Array:
         """The outputs as an encoded msgs.joint_command_t (its packed
-        `fingerprint` given by the caller), in a buffer the next call
-        overwrites: a caller that keeps it must copy it (bytes(...))."""
-        lib.mk_encode_joint_command(self._plan, fingerprint, utime, tick,
+        `fingerprint` given by the caller) through the joint map, in a buffer
+        the next call overwrites: a caller that keeps it must copy it
+        (bytes(...))."""
+        lib.mk_encode_joint_command(self._plan, self._map, fingerprint, utime, tick,
                                     self._wire_ptr, len(self._wire))
         return self._wire
 

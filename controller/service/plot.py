@@ -34,8 +34,9 @@ def load_series(cfg: Config, base: Path) -> Series:
             if event.channel == ch["joint_cmd"]:
                 jc = decode(msgs.joint_command_t, event.data, event.channel)
                 utimes.append(jc.utime)
-                pos.append(jc.position)
-                vel.append(jc.velocity)
+                # Off the wire (the robot's joint convention) into the controller's.
+                pos.append(cfg.joint_map.positions_from_wire(jc.position))
+                vel.append(cfg.joint_map.signed_from_wire(jc.velocity))
             elif event.channel == ch["status"]:
                 s = decode(msgs.controller_status_t, event.data, event.channel)
                 status.append((s.utime, s.mode_name))

@@ -43,6 +43,7 @@ class Runtime:
         self.bus = bus
         self.sim = sim
         self.stepper: SimStepper | None = None   # the sim's thread, while the loop runs
+        self.last_command: bytes | None = None   # the joint_cmd the sim last stepped under
         self.max_ticks = max_ticks
         self.period_ns = int(round(1e9 / self.cfg.tick_hz))
         # Ring buffers (ns) over the telemetry window; filled counts the valid part.
@@ -115,11 +116,16 @@ class Runtime:
             self.bus.publish(port, channel, data)
         self._publish_trace(tick, now_ns, utime)
         if self.sim is not None:
-            k = self.ctl.kernel
-            if self.stepper is not None:
-                self.stepper.start(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+            # The joint_cmd as the robot's bridge gets it (its joint convention).
+            payload = out.get(ch["joint_cmd"])
+            command = bytes(payload) if payload is not None else self.last_command
+            self.last_command = command
+            if command is None:
+                pass                    # nothing commanded yet: no step either
+            elif self.stepper is not None:
+                self.stepper.start(command)
             else:
-                self.sim.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+                self.sim.command(command)
 
     def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
         """What this tick took in and how it was timed (tick_trace_t), for

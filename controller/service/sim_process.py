@@ -17,11 +17,11 @@ import time
 
 import numpy as np
 
-from controller import msgs
 from controller.logs import RateLimit, get_logger
 from controller.robot.config import Config
 from controller.robot.native import lib
 from controller.service.transport import Bus
+from controller.sim.bridge import WireBridge
 from controller.sim.robot import SimulatedRobot
 
 COMMAND_TIMEOUT_S = 0.1
@@ -39,6 +39,7 @@ class SimProcess:
         self.kp = np.zeros(n)
         self.kd = np.zeros(n)
         self.tau = np.zeros(n)
+        self.bridge = WireBridge(cfg)
         self.last_command_ns: int | None = None
         self.rejected = 0
         self.commands = 0
@@ -53,16 +54,10 @@ class SimProcess:
 
     def _take(self, data: bytes, now_ns: int) -> None:
         try:
-            c = msgs.joint_command_t.decode(data)
-        except Exception as exc:  # noqa: BLE001 - any undecodable packet is refused alike
-            return self._reject(now_ns, f"not a joint_command_t ({exc})")
-        if c.num_joints != self.cfg.num_joints:
-            return self._reject(now_ns, f"{c.num_joints} joints, the robot has {self.cfg.num_joints}")
-        fields = [np.asarray(getattr(c, f), dtype=float)
-                  for f in ("position", "velocity", "kp", "kd", "torque")]
-        if not all(np.isfinite(f).all() for f in fields):
-            return self._reject(now_ns, "a value is not finite")
-        self.q_des, self.qd_des, self.kp, self.kd, self.tau = fields
+            c = self.bridge.command(data)      # the robot's joint convention on the wire
+        except ValueError as exc:
+            return self._reject(now_ns, str(exc))
+        self.q_des, self.qd_des, self.kp, self.kd, self.tau = c.q, c.qd, c.kp, c.kd, c.tau
         self.last_command_ns = now_ns
         self.commands += 1
         return None

@@ -2,7 +2,7 @@
 
 A real robot's body moves while the controller sleeps between ticks; the
 in-process simulator does the same. After a tick's outputs are out, the
-runtime hands the joint command to this thread, which steps the simulated
+runtime hands the joint_cmd it published to this thread, which steps the simulated
 robot (MuJoCo, the sensor model) while the tick loop sleeps; the next tick
 waits for that step to finish before it reads anything, so every tick sees
 exactly the state it would see with the step done in line (the same
@@ -41,13 +41,13 @@ class SimStepper:
                 self._done.set()
                 return
             try:
-                self.sim.step(*args)
+                self.sim.command(*args)
             except BaseException as exc:      # handed to the tick thread by wait()
                 self._error = exc
             self._done.set()
 
     def start(self, *args: Any) -> None:
-        """Step the robot with these arguments (SimulatedRobot.step's), which
+        """Step the robot with these arguments (SimulatedRobot.command's), which
         must stay unchanged until wait() returns."""
         self._done.clear()
         self._args = args

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from controller import msgs
 from controller.robot.config import Config
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.bridge import WireBridge
 
 GRAVITY = 9.81
 SUBSTEPS = 4
@@ -68,8 +68,7 @@ class SimRobot:
         self.rest_height = float(sim.get("rest_height", 0.10))
         # A bridge may report the battery; the sim reports a settable value.
         self.battery_voltage = float(sim.get("battery_voltage", 25.2))
-        self.msg = msgs.joint_state_t()
-        self.msg.num_joints = cfg.num_joints
+        self.bridge = WireBridge(cfg)     # joint_state out, joint_cmd in: the robot's convention
 
     def _load_torque(self) -> np.ndarray:
         load = np.zeros_like(self.q)
@@ -101,14 +100,14 @@ class SimRobot:
             self.qd[low | high] = 0.0
         self.tau = tau
 
+    def command(self, data: bytes) -> None:
+        """One tick under a joint_cmd as the robot's bridge receives it;
+        ValueError if it is not one this robot takes."""
+        c = self.bridge.command(data)
+        self.step(c.q, c.qd, c.kp, c.kd, c.tau, self.cfg.dt)
+
     def joint_state(self, utime: int) -> bytes:
-        m = self.msg
-        m.utime = utime
-        m.position = self.q.tolist()
-        m.velocity = self.qd.tolist()
-        m.torque = self.tau.tolist()
-        m.battery_voltage = self.battery_voltage
-        return m.encode()
+        return self.bridge.joint_state(utime, self.q, self.qd, self.tau, self.battery_voltage)
 
     def messages(self, utime: int) -> list[tuple[str, bytes]]:
         """What the sim publishes before a tick, by channel key: joint angles

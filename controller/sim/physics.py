@@ -20,6 +20,7 @@ import numpy as np
 from controller import msgs
 from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
+from controller.sim.bridge import WireBridge
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.model import World, world_model
 from controller.sim.sensors import Reading, SensorConfig, Sensors
@@ -73,8 +74,7 @@ class PhysicsRobot:
         self.tau = np.zeros(cfg.num_joints)
         self.step_ns = 0
         self.battery_voltage = float(cfg.sim.get("battery_voltage", 25.2))
-        self.msg = msgs.joint_state_t()
-        self.msg.num_joints = cfg.num_joints
+        self.bridge = WireBridge(cfg)     # joint_state out, joint_cmd in: the robot's convention
         self.imu_msg = msgs.imu_t()
         self.state_msg = msgs.sim_state_t()
         self.state_msg.num_joints = cfg.num_joints
@@ -160,14 +160,17 @@ class PhysicsRobot:
         """What the sensors report now (noisy, delayed)."""
         return self.sensors.reading
 
+    def command(self, data: bytes) -> None:
+        """One controller tick of physics under a joint_cmd as the robot's
+        bridge receives it (its joint convention); ValueError if it is not
+        one this robot takes."""
+        c = self.bridge.command(data)
+        self.step(c.q, c.qd, c.kp, c.kd, c.tau, self.cfg.dt)
+
     def joint_state(self, utime: int) -> bytes:
-        r, msg = self.reading, self.msg
-        msg.utime = utime
-        msg.position = r.q.tolist()
-        msg.velocity = r.qd.tolist()
-        msg.torque = r.tau.tolist()
-        msg.battery_voltage = self.battery_voltage
-        return msg.encode()
+        """The joint_state the robot's bridge publishes (its joint convention)."""
+        r = self.reading
+        return self.bridge.joint_state(utime, r.q, r.qd, r.tau, self.battery_voltage)
 
     def imu(self, utime: int) -> bytes:
         r, msg = self.reading, self.imu_msg

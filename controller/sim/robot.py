@@ -24,12 +24,17 @@ KINDS = (PHYSICS, JOINT)
 class SimulatedRobot(Protocol):
     """What the runtime needs of a simulated robot: the messages it
     publishes before the tick (joint_state, and from the physics body imu and
-    sim_state), and one tick under the kernel's joint command after it."""
+    sim_state), and one tick under the controller's joint_cmd after it, as
+    the robot's bridge receives it (`command`, in the robot's joint
+    convention: controller/sim/bridge.py); `step` takes the same command as
+    arrays in the controller's convention (tests and tools)."""
 
     def messages(self, utime: int) -> list[tuple[str, bytes]]: ...
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
              tau_ff: np.ndarray, dt: float) -> None: ...
+
+    def command(self, data: bytes) -> None: ...
 
 
 def make_sim(cfg: Config, kin: QuadrupedKinematics | HumanoidLegKinematics,

@@ -163,8 +163,11 @@ class Trial:
                 self.recorder("joint", stamp, self.ch[key], data)
             for port, channel, payload in out.messages:
                 self.recorder(port, stamp, channel, bytes(payload))
-        k = self.ctl.kernel
-        self.robot.step(k.pos, k.vel, k.kp, k.kd, k.tau, self.cfg.dt)
+        # The body moves under the joint_cmd as the robot's bridge gets it
+        # (the robot's joint convention: controller/sim/bridge.py).
+        command = out.get(self.ch["joint_cmd"])
+        assert command is not None, "the controller publishes a joint_cmd every tick"
+        self.robot.command(bytes(command))
         self.now_ns += self.tick_ns
         self._record(response)
 

@@ -15,14 +15,11 @@ import signal
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import lcm
 
-from controller import msgs
 from controller.behaviours.base import make_robot
 from controller.robot.config import load_config
 from controller.robot.native import Kernel
@@ -41,10 +38,9 @@ def main() -> None:
     joint = lcm.LCM(cfg.lcm.url("joint"))
 
     def on_joint_cmd(_channel: str, data: bytes) -> None:
-        c = msgs.joint_command_t.decode(data)
-        sim.step(np.array(c.position), np.array(c.velocity), np.array(c.kp), np.array(c.kd),
-                 np.array(c.torque), cfg.dt)
-        for name, payload in sim.messages(c.utime):
+        sim.command(data)       # as the robot's bridge gets it (its joint convention)
+        utime = int.from_bytes(data[8:16], "big", signed=True)   # after the 8-byte fingerprint
+        for name, payload in sim.messages(utime):
             joint.publish(ch[name], payload)
 
     joint.subscribe(ch["joint_cmd"], on_joint_cmd)

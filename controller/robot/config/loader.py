@@ -14,6 +14,7 @@ from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fall import FallConfig
 from controller.robot.config.fsm import FsmTable, load_fsm
 from controller.robot.config.humanoid import load_humanoid
+from controller.robot.config.joint_map import JointMap, load_joint_map
 from controller.robot.config.lcm import LcmConfig, check_namespace, load_lcm
 from controller.robot.config.locomotion import LocomotionConfig
 from controller.robot.config.mof import MofConfig
@@ -74,6 +75,13 @@ class Config:
     balance: BalanceConfig | None = None   # quadruped closed-loop mode 11 (the MPC); None: open loop
     mass_model: MassModel | None = None    # quadruped: where the mass sits (mode 64's balance)
     two_leg: TwoLegConfig = field(default_factory=lambda: TwoLegConfig(TwoLegPlan(), TwoLegGains()))
+    # The robot's own joint convention on the wire (`joint_map`); None: the
+    # controller's own (the identity map, filled in here).
+    joint_map: JointMap = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.joint_map is None:
+            object.__setattr__(self, "joint_map", JointMap(self.joint_names))
 
     @property
     def num_joints(self) -> int:
@@ -109,6 +117,8 @@ def load_config(path: str | Path | None = None) -> Config:
     fsm = load_fsm(fsm_path)
     body = load_quadruped(r, path) if kind == "quadruped" else load_humanoid(r, path)
     scripts = load_scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
+    # A quadruped's joints are <leg>_<type>: `joint_map` may give directions per type.
+    joint_types = {n: n.split("_", 1)[1] for n in body["joint_names"]} if kind == "quadruped" else {}
     return Config(
         path=path,
         robot=r.get("robot", str),
@@ -126,6 +136,7 @@ def load_config(path: str | Path | None = None) -> Config:
         scripts=scripts,
         priorities=load_priorities(r),
         realtime=load_realtime(r),
+        joint_map=load_joint_map(r, body["joint_names"], joint_types),
         **body,
     )
 
