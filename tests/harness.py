@@ -80,6 +80,8 @@ class Rig:
         self.pending: list[tuple[str, bytes]] = []
         self.heartbeat_msg: msgs.robot_control_cmd_lcmt | None = None
         self.last_out: Outbox | None = None
+        self.last_good_cmd: bytes | None = None   # the last joint_cmd the sim's bridge took
+        self.refused_cmds = 0                     # joint_cmds it refused
 
     @property
     def ch(self) -> dict[str, str]:
@@ -123,9 +125,18 @@ class Rig:
         self.last_out = out
         if self.robot is not None:
             # The joint_cmd as the robot's bridge gets it (its joint convention).
+            # A joint_cmd the bridge refuses (a test that breaks the tick on
+            # purpose) leaves the robot under the last good one, as
+            # controller/service/sim_process.py does; it is counted.
             joint_cmd = out.get(self.ch["joint_cmd"])
             assert joint_cmd is not None, "the controller publishes a joint_cmd every tick"
-            self.robot.command(bytes(joint_cmd))
+            try:
+                self.robot.command(bytes(joint_cmd))
+                self.last_good_cmd = bytes(joint_cmd)
+            except ValueError:
+                self.refused_cmds += 1
+                if self.last_good_cmd is not None:
+                    self.robot.command(self.last_good_cmd)
         self.now_ns += TICK_NS
 
     def run(self, ms: float, heartbeat: bool = True) -> None:
