@@ -25,8 +25,9 @@ DOC = ROOT / "docs" / "CONFIG.md"
 # The modules that read config keys: the config package's section loaders and
 # the modules that read a section of their own.
 LOADERS = sorted((ROOT / "controller" / "robot" / "config").glob("*.py")) + [
-    ROOT / "controller" / name for name in ("robot/humanoid_kinematics.py", "sim/joint_sim.py",
-                                            "sim/sensors.py", "sim/model.py", "sim/physics.py")]
+    ROOT / "controller" / name for name in ("robot/humanoid_kinematics.py", "robot/mass_properties.py",
+                                            "sim/joint_sim.py", "sim/sensors.py", "sim/model.py",
+                                            "sim/physics.py")]
 SECTIONS = {"common": "Common keys", "quadruped": "Quadruped keys", "humanoid": "Humanoid keys",
             "mof": ".mof motion nets", "fsm": "FSM tables"}
 KIND_SECTIONS = {"quadruped": ("common", "quadruped"), "humanoid": ("common", "humanoid", "mof")}

@@ -20,8 +20,9 @@ import yaml
 
 from controller.robot.config import Config, ConfigError, load_config
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, HumanoidLegKinematics
+from controller.robot.mass_properties import load_figures
 from controller.sim.humanoid_model import box_inertial, humanoid_mjcf
-from controller.sim.model import TIMESTEP, load_figures, physics_path
+from controller.sim.model import TIMESTEP, physics_path
 from controller.sim.physics import PhysicsRobot
 from controller.sim.trial import Trial
 

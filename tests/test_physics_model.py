@@ -18,9 +18,10 @@ from harness import Rig
 
 from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.mass_properties import Inertial, combine, inertia_matrix
 from controller.sim.joint_sim import SimRobot
 from controller.sim.mjcf import robot_mjcf
-from controller.sim.model import Inertial, combine, inertia_matrix, physics_path
+from controller.sim.model import physics_path
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import JOINT, PHYSICS, make_sim
 

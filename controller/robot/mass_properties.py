@@ -103,20 +103,13 @@ def link_inertial(data: Any, path: Path, where: str) -> Inertial:
 def stand_angles(geometry: Geometry, height: float, com_x: float = 0.0) -> np.ndarray:
     """Joint angles (legs, 3) of the stand: a level body at `height` (body
     origin over the ground) with the feet under the hips, shifted back by
-    `com_x`, the knees bent backward (positive), as
-    QuadrupedKinematics.inverse(stance_feet(height, com_x)) has them. NaN
-    where a leg cannot reach."""
-    l1, l2, l3 = geometry.abad_link, geometry.hip_link, geometry.knee_link
-    q = np.empty((len(geometry.hip_offsets), 3))
-    for i, s in enumerate(geometry.side_sign):
-        x, y, z = -com_x, s * l1, -(height - geometry.foot_radius)   # foot from the abad axis
-        h2 = y * y + z * z - l1 * l1
-        h = np.sqrt(h2) if h2 > 0 else np.nan
-        q0 = np.arctan2(z, y) - np.arctan2(-h, s * l1)
-        cos_knee = (x * x + h * h - l2 * l2 - l3 * l3) / (2 * l2 * l3)
-        q2 = np.arccos(cos_knee) if -1.0 <= cos_knee <= 1.0 else np.nan
-        q1 = np.arctan2(x, h) - np.arctan2(l3 * np.sin(q2), l2 + l3 * np.cos(q2))
-        q[i] = q0, q1, q2
+    `com_x`, by the legs' one inverse kinematics (controller/robot/kinematics.py).
+    NaN where a leg cannot reach."""
+    # Imported here: the config package imports this module while it loads.
+    from controller.robot.kinematics import QuadrupedKinematics
+    kin = QuadrupedKinematics(geometry)
+    q, clipped = kin.inverse(kin.stance_feet(height, com_x))
+    q[clipped] = np.nan
     return q
 
 

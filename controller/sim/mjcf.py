@@ -4,8 +4,9 @@ from the robot config and its physics figures."""
 from __future__ import annotations
 
 from controller.robot.config import Config, ConfigError
+from controller.robot.mass_properties import load_figures
 from controller.sim.humanoid_model import humanoid_mjcf
-from controller.sim.model import load_figures, physics_path, quadruped_mjcf
+from controller.sim.model import physics_path, quadruped_mjcf
 
 
 def has_model(cfg: Config) -> bool:

@@ -22,79 +22,19 @@ import mujoco
 import numpy as np
 
 from controller.robot.config import Config, ConfigError, Geometry
-from controller.robot.config.reader import load_yaml
-from controller.robot.resources import CONFIG_DIR
+from controller.robot.mass_properties import Inertial, combine, point_mass
+from controller.robot.mass_properties import link_inertial as _inertial
+from controller.robot.mass_properties import physics_path as figures_path
 
 TIMESTEP = 0.0005           # s: the physics step; the motor law runs at every one
 FLOOR_GROUP = 2             # contype/conaffinity bits: the robot touches the floor, not itself
 ROBOT_GROUP = 1
 
 
-@dataclass(frozen=True)
-class Inertial:
-    mass: float
-    com: np.ndarray         # (3,) in the body frame
-    inertia: np.ndarray     # (3, 3) about the centre of mass
-
-    def mirrored_y(self) -> Inertial:
-        """The same link on the other side of the robot (y -> -y)."""
-        m = np.diag([1.0, -1.0, 1.0])
-        return Inertial(self.mass, m @ self.com, m @ self.inertia @ m)
-
-    def mirrored_x(self) -> Inertial:
-        m = np.diag([-1.0, 1.0, 1.0])
-        return Inertial(self.mass, m @ self.com, m @ self.inertia @ m)
-
-
-def inertia_matrix(values: list[float]) -> np.ndarray:
-    """[xx, yy, zz, xy, xz, yz] -> the symmetric 3x3 tensor."""
-    xx, yy, zz, xy, xz, yz = values
-    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=float)
-
-
-def point_mass(mass: float, at: np.ndarray) -> Inertial:
-    return Inertial(mass, np.asarray(at, dtype=float), np.zeros((3, 3)))
-
-
-def combine(parts: list[Inertial]) -> Inertial:
-    """One rigid body of several parts: total mass, common centre of mass,
-    inertia about it (parallel-axis theorem)."""
-    mass = sum(p.mass for p in parts)
-    com = sum((p.mass * p.com for p in parts), np.zeros(3)) / mass
-    inertia = np.zeros((3, 3))
-    for p in parts:
-        d = p.com - com
-        inertia += p.inertia + p.mass * (d @ d * np.eye(3) - np.outer(d, d))
-    return Inertial(mass, com, inertia)
-
-
 def physics_path(cfg: Config) -> Path:
     """The robot's physics file: `sim.physics` relative to the config, else
     config/physics/<robot>.yaml."""
-    name = cfg.sim.get("physics")
-    if name is not None:
-        return (cfg.path.parent / str(name)).resolve()
-    return CONFIG_DIR / "physics" / f"{cfg.robot}.yaml"
-
-
-def load_figures(path: Path) -> dict[str, Any]:
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    return data
-
-
-def _inertial(data: dict[str, Any], path: Path, where: str) -> Inertial:
-    try:
-        mass = float(data["mass"])
-        com = np.array(data["com"], dtype=float).reshape(3)
-        inertia = inertia_matrix([float(x) for x in data["inertia"]])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: {where}: expected mass, com [3] and inertia "
-                          f"[xx, yy, zz, xy, xz, yz] ({exc})") from exc
-    if mass <= 0 or np.linalg.eigvalsh(inertia).min() < 0:
-        raise ConfigError(f"{path}: {where}: mass must be positive and the inertia positive semi-definite")
-    return Inertial(mass, com, inertia)
+    return figures_path(cfg.path, cfg.robot, cfg.sim)
 
 
 def _vec(values: np.ndarray | list[float]) -> str:
