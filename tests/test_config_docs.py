@@ -27,7 +27,7 @@ DOC = ROOT / "docs" / "CONFIG.md"
 LOADERS = sorted((ROOT / "controller" / "robot" / "config").glob("*.py")) + [
     ROOT / "controller" / name for name in ("robot/humanoid_kinematics.py", "robot/mass_properties.py",
                                             "sim/joint_sim.py", "sim/sensors.py", "sim/model.py",
-                                            "sim/physics.py")]
+                                            "sim/own_model.py", "sim/physics.py")]
 SECTIONS = {"common": "Common keys", "quadruped": "Quadruped keys", "humanoid": "Humanoid keys",
             "mof": ".mof motion nets", "fsm": "FSM tables"}
 KIND_SECTIONS = {"quadruped": ("common", "quadruped"), "humanoid": ("common", "humanoid", "mof")}

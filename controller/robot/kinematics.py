@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.robot.config import Geometry
+from controller.robot.config.quadruped import Geometry
 from controller.robot.native import double_ptr, ffi, lib
 
 

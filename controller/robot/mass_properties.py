@@ -24,6 +24,7 @@ import numpy as np
 
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError, load_yaml
+from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.resources import CONFIG_DIR
 
 
@@ -105,8 +106,6 @@ def stand_angles(geometry: Geometry, height: float, com_x: float = 0.0) -> np.nd
     origin over the ground) with the feet under the hips, shifted back by
     `com_x`, by the legs' one inverse kinematics (controller/robot/kinematics.py).
     NaN where a leg cannot reach."""
-    # Imported here: the config package imports this module while it loads.
-    from controller.robot.kinematics import QuadrupedKinematics
     kin = QuadrupedKinematics(geometry)
     q, clipped = kin.inverse(kin.stance_feet(height, com_x))
     q[clipped] = np.nan

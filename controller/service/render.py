@@ -26,6 +26,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 import mujoco  # noqa: E402 - after the GL backend is chosen
 
 from controller.sim.mjcf import robot_mjcf  # noqa: E402
+from controller.sim.own_model import model_joints  # noqa: E402
 
 EGL_PACKAGES = "libegl1 libegl-mesa0 libgl1-mesa-dri"
 
@@ -93,7 +94,9 @@ class Painter:
         self.model.vis.global_.offwidth = max(width, int(self.model.vis.global_.offwidth))
         self.model.vis.global_.offheight = max(height, int(self.model.vis.global_.offheight))
         self.data = mujoco.MjData(self.model)
-        self.qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in cfg.joint_names])
+        # sim_state's q is in the controller's convention; the model may be the robot's own.
+        names, self.model_map = model_joints(cfg)
+        self.qadr = np.array([self.model.jnt_qposadr[self.model.joint(n).id] for n in names])
         try:
             self.renderer = mujoco.Renderer(self.model, height, width)
         except Exception as exc:  # noqa: BLE001 - every GL failure means the same to the user
@@ -110,7 +113,7 @@ class Painter:
         d = self.data
         d.qpos[0:3] = pose.position
         d.qpos[3:7] = pose.quaternion
-        d.qpos[self.qadr] = pose.q
+        d.qpos[self.qadr] = self.model_map.positions_to_wire(pose.q)
         mujoco.mj_kinematics(self.model, d)
         target = np.array([pose.position[0], pose.position[1], 0.6 * float(self.cfg.stand_height)])
         # Follow the trunk smoothly so a bounce does not shake the picture.

@@ -72,10 +72,12 @@ def view(cfg: Config, seconds: float | None = None) -> int:
     import mujoco.viewer
 
     from controller.sim.mjcf import robot_mjcf
+    from controller.sim.own_model import model_joints
 
     model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
     data = mujoco.MjData(model)
-    qadr = np.array([model.jnt_qposadr[model.joint(n).id] for n in cfg.joint_names])
+    names, model_map = model_joints(cfg)     # sim_state's q is in the controller's convention
+    qadr = np.array([model.jnt_qposadr[model.joint(n).id] for n in names])
     listener = LatestState(cfg)
     try:
         deadline = time.monotonic() + SIM_STATE_WAIT_S
@@ -103,7 +105,7 @@ def view(cfg: Config, seconds: float | None = None) -> int:
                 if state is not None:
                     data.qpos[0:3] = state.position
                     data.qpos[3:7] = state.quaternion
-                    data.qpos[qadr] = state.q
+                    data.qpos[qadr] = model_map.positions_to_wire(np.asarray(state.q))
                     mujoco.mj_kinematics(model, data)
                     handle.sync()
                     frames += 1

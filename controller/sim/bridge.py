@@ -31,7 +31,7 @@ class JointCommand:
 
 class WireBridge:
     def __init__(self, cfg: Config) -> None:
-        self.map = cfg.joint_map
+        self.map = cfg.joint_map.copy()     # its own: the sim may run on its own thread
         self.n = cfg.num_joints
         self.state = msgs.joint_state_t()
         self.state.num_joints = self.n

@@ -23,6 +23,7 @@ from controller.robot.config import Config
 from controller.sim.bridge import WireBridge
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.model import World, world_model
+from controller.sim.own_model import model_joints
 from controller.sim.sensors import Reading, SensorConfig, Sensors
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
@@ -56,11 +57,19 @@ class PhysicsRobot:
             raise ValueError(f"{cfg.path}: tick {cfg.dt} s is not a multiple of the physics "
                              f"step {self.model.opt.timestep} s")
         self.substeps = int(round(ticks))
-        ids = [self.model.joint(n).id for n in cfg.joint_names]
+        # The model's joints, and the map from the controller's arrays to
+        # them: the identity for the generated model, the robot's joint map
+        # for its own MJCF (controller/sim/own_model.py). Every public array
+        # here (q, qd, tau, step's arguments) is in the controller's order and
+        # convention; the model's own are *_model.
+        names, self.model_map = model_joints(cfg)
+        ids = [self.model.joint(n).id for n in names]
         self.qadr = np.array([self.model.jnt_qposadr[i] for i in ids])
         self.vadr = np.array([self.model.jnt_dofadr[i] for i in ids])
-        self.act = np.array([self.model.actuator(n).id for n in cfg.joint_names])
+        self.act = np.array([self.model.actuator(n).id for n in names])
         self.limit = cfg.torque_limit.astype(float)
+        self._kp, self._kd = np.zeros(len(names)), np.zeros(len(names))
+        self._q_des, self._qd_des, self._tau_ff = np.zeros(len(names)), np.zeros(len(names)), np.zeros(len(names))
         self.geom_names = [self.model.geom(g).name for g in range(self.model.ngeom)]
         # The ground: the floor and any terrain, the world body's geoms.
         self.is_ground = self.model.geom_bodyid == 0
@@ -92,7 +101,7 @@ class PhysicsRobot:
         d = self.data
         d.qpos[:] = 0.0
         d.qpos[3:7] = rpy_quat(*rpy)
-        d.qpos[self.qadr] = q
+        d.qpos[self.qadr] = self.model_map.positions_to_wire(q)
         mujoco.mj_kinematics(self.model, d)
         lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(self.model.ngeom)
                      if not self.is_ground[g])
@@ -116,11 +125,11 @@ class PhysicsRobot:
 
     @property
     def q(self) -> np.ndarray:
-        return self.data.qpos[self.qadr].copy()
+        return self.model_map.positions_from_wire(self.data.qpos[self.qadr])
 
     @property
     def qd(self) -> np.ndarray:
-        return self.data.qvel[self.vadr].copy()
+        return self.model_map.signed_from_wire(self.data.qvel[self.vadr])
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
              tau_ff: np.ndarray, dt: float) -> None:
@@ -128,15 +137,20 @@ class PhysicsRobot:
         if abs(dt - self.cfg.dt) > 1e-12:
             raise ValueError(f"physics runs at the config's tick {self.cfg.dt} s, not {dt} s")
         started = time.perf_counter_ns()
-        m, d = self.model, self.data
+        m, d, mm = self.model, self.data, self.model_map
         act = self.act
+        if not mm.identity:         # a robot's own MJCF: its joints in its convention
+            q_des = mm.positions_to_wire(q_des, self._q_des)
+            qd_des = mm.signed_to_wire(qd_des, self._qd_des)
+            tau_ff = mm.signed_to_wire(tau_ff, self._tau_ff)
+            kp, kd = mm.plain_to_wire(kp, self._kp), mm.plain_to_wire(kd, self._kd)
         # The driver's law, by MuJoCo at every physics step (model.py's motors):
         # force = tau_ff + kp (q_des - q) + kd (qd_des - qd), clipped.
         m.actuator_biasprm[act, 1] = -kp
         m.actuator_biasprm[act, 2] = -kd
         d.ctrl[act] = tau_ff + kp * q_des + kd * qd_des
         mujoco.mj_step(m, d, nstep=self.substeps)
-        self.tau = d.actuator_force[act].copy()
+        self.tau = mm.signed_from_wire(d.actuator_force[act])
         self._measure()
         self.step_ns = time.perf_counter_ns() - started     # what this tick of physics cost
 

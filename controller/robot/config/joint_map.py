@@ -28,7 +28,8 @@ from controller.robot.config.reader import Reader
 class JointMap:
     """The map between the controller's joint arrays (its order, its
     convention) and the wire's. Every method writes into `out` when given
-    one (no allocation: the tick calls them) and returns it."""
+    one (no allocation: the tick calls them) and returns it. The *_from_wire
+    methods share one scratch buffer: one thread per JointMap (`copy()`)."""
 
     def __init__(self, names: list[str], wire_order: list[str] | None = None,
                  direction: np.ndarray | None = None, offset: np.ndarray | None = None) -> None:
@@ -51,6 +52,11 @@ class JointMap:
         self._tmp = np.zeros(n)
         for array in (self.order, self.direction, self.offset, self.direction_wire, self.offset_wire):
             array.flags.writeable = False
+
+    def copy(self) -> JointMap:
+        """The same map with its own scratch buffer, for another thread (the
+        simulator's) to use beside the controller's."""
+        return JointMap(self.names, self.wire_names, self.direction, self.offset)
 
     def __repr__(self) -> str:
         if self.identity:

@@ -1,0 +1,135 @@
+"""A robot's own MJCF as the physics body (`sim.mjcf`), instead of the model
+generated from the config (controller/sim/model.py).
+
+A user with a MuJoCo model of their robot (from its vendor, or converted
+from its URDF) points the config at it and names its joints in the wire
+order (`sim.mjcf_joints`, the order of `joint_map.wire_order`). Such a model
+is in the robot's own joint convention, so the simulated body's joints ARE
+the wire's: the controller's joint map turns them into its convention, and
+a wrong map shows in simulation as it would on the robot.
+
+What the simulator needs of any model is added or renamed here, through
+MjSpec, and nothing else is touched (masses, shapes, contacts, joint
+friction stay the user's):
+
+* the physics step (0.5 ms, the motor law runs at every one) and the
+  implicit-fast integrator;
+* the floating body, renamed `trunk`; a floor plane unless a geom is named
+  `floor`;
+* one motor per joint (the driver's law as in the generated model, clipped to
+  the config's torque limits), replacing the model's actuators;
+* the IMU: a site `imu` on the trunk (kept if the model has one, else at
+  `sim.mjcf_imu`) and its quaternion, gyro and accelerometer sensors;
+* the feet: the geom `sim.mjcf_feet.<leg>` names is renamed `<leg>_foot`,
+  with a site of that name at its centre (the scorecard's foot metrics).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from controller.robot.config import Config, ConfigError
+from controller.robot.config.joint_map import JointMap
+from controller.sim.model import TIMESTEP
+
+
+def own_model_path(cfg: Config) -> Path | None:
+    """The config's own MJCF (`sim.mjcf`, relative to the config), or None."""
+    name = cfg.sim.get("mjcf")
+    return None if name is None else (cfg.path.parent / str(name)).resolve()
+
+
+def model_joints(cfg: Config) -> tuple[list[str], JointMap]:
+    """The physics model's joint names in the order a map's wire slots take
+    them, and the map from the controller's joint arrays to the model's: the
+    generated model is in the controller's own order and convention (the
+    identity); a robot's own MJCF in the robot's (the config's joint map)."""
+    if own_model_path(cfg) is None:
+        return list(cfg.joint_names), JointMap(cfg.joint_names)
+    names = cfg.sim.get("mjcf_joints")
+    where = f"{cfg.path}: sim.mjcf_joints"
+    if not isinstance(names, list) or len(names) != cfg.num_joints or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{where}: expected the model's {cfg.num_joints} joint names in the wire order "
+                          f"(joint_map.wire_order), got {names!r}")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: a joint is named twice")
+    return list(names), cfg.joint_map.copy()
+
+
+def own_mjcf(cfg: Config) -> str:
+    """The robot's own MJCF with what the simulator needs (module docstring),
+    as an XML string that compiles anywhere (asset directories made absolute)."""
+    path = own_model_path(cfg)
+    assert path is not None
+    if not path.is_file():
+        raise ConfigError(f"{cfg.path}: sim.mjcf: {path} is not a file")
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's parser says what is wrong
+        raise ConfigError(f"{cfg.path}: sim.mjcf: {path} does not load: {exc}") from exc
+    names, jm = model_joints(cfg)
+    for attr in ("meshdir", "texturedir"):
+        setattr(spec, attr, str((path.parent / (getattr(spec, attr) or "")).resolve()))
+    spec.option.timestep = TIMESTEP
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    trunk = _floating_body(spec, cfg)
+    trunk.name = "trunk"
+    _motors(spec, cfg, names, jm)
+    _imu(spec, cfg, trunk)
+    _feet(spec, cfg)
+    if not any(g.name == "floor" for g in spec.geoms):
+        spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
+    return str(spec.to_xml())
+
+
+def _floating_body(spec: Any, cfg: Config) -> Any:
+    free = [j for j in spec.joints if j.type == mujoco.mjtJoint.mjJNT_FREE]
+    if len(free) != 1:
+        raise ConfigError(f"{cfg.path}: sim.mjcf: the model needs exactly one free joint (the trunk's), "
+                          f"it has {len(free)}")
+    return free[0].parent
+
+
+def _motors(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
+    """One motor per named joint (named after it), the model's own removed."""
+    known = {j.name for j in spec.joints}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise ConfigError(f"{cfg.path}: sim.mjcf_joints: {missing} are not joints of {own_model_path(cfg)}")
+    for actuator in list(spec.actuators):
+        spec.delete(actuator)
+    limit = cfg.torque_limit[jm.order]          # per wire slot
+    for k, name in enumerate(names):
+        spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                          gaintype=mujoco.mjtGain.mjGAIN_FIXED, gainprm=[1.0] + [0.0] * 9,
+                          biastype=mujoco.mjtBias.mjBIAS_AFFINE, biasprm=[0.0] * 10,
+                          forcelimited=True, forcerange=[-float(limit[k]), float(limit[k])])
+
+
+def _imu(spec: Any, cfg: Config, trunk: Any) -> None:
+    if not any(s.name == "imu" for s in spec.sites):
+        at = np.asarray(cfg.sim.get("mjcf_imu", [0.0, 0.0, 0.0]), dtype=float)
+        trunk.add_site(name="imu", pos=at.tolist())
+    existing = {s.name for s in spec.sensors}
+    for name, kind in (("imu_quat", mujoco.mjtSensor.mjSENS_FRAMEQUAT),
+                       ("imu_gyro", mujoco.mjtSensor.mjSENS_GYRO),
+                       ("imu_acc", mujoco.mjtSensor.mjSENS_ACCELEROMETER)):
+        if name not in existing:
+            spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
+
+
+def _feet(spec: Any, cfg: Config) -> None:
+    feet = cfg.sim.get("mjcf_feet", {})
+    if not isinstance(feet, dict) or set(feet) != set(cfg.legs):
+        raise ConfigError(f"{cfg.path}: sim.mjcf_feet: expected the foot geom's name per leg "
+                          f"{cfg.legs}, got {feet!r}")
+    geoms = {g.name: g for g in spec.geoms if g.name}
+    for leg, name in feet.items():
+        geom = geoms.get(str(name))
+        if geom is None:
+            raise ConfigError(f"{cfg.path}: sim.mjcf_feet.{leg}: no geom named {name!r} in the model")
+        geom.name = f"{leg}_foot"
+        geom.parent.add_site(name=f"{leg}_foot", pos=list(geom.pos))
