@@ -64,9 +64,10 @@ bench: build
 # driven through its modes and gaits in MuJoCo from a fresh start, judged on
 # ground truth; a table on stdout and bench/physics.json. A benchmark: a
 # failing row is a finding, not a failed build. In process, no sockets.
-# ARGS: --robot NAME, --only TEXT, --jobs N.
+# ROBOT=path/to/robot.yaml scores that config (by the rows of the card's robot
+# of its kind); ARGS: --robot NAME, --only TEXT, --jobs N.
 physics: build
-	$(PY) -m controller.sim.scorecard $(ARGS)
+	$(PY) -m controller.sim.scorecard $(if $(filter command line,$(origin ROBOT)),--robot $(ROBOT)) $(ARGS)
 
 # The README's GIF: CyberDog 2 in physics (stand, trot, a motion, lie down),
 # recorded in process and drawn by `motionctl render` into docs/motiond.gif.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -241,3 +242,30 @@ def test_a_row_may_name_the_robots_own_figures_instead_of_numbers() -> None:
         scorecard.resolve(h20, ["walk_fast", 0, 0], "t")
     with pytest.raises(ConfigError, match="no biped walk"):
         scorecard.resolve(load_config(CONFIG_DIR / "cyberdog2.yaml"), ["walk_max", 0, 0], "t")
+
+
+def test_a_robot_named_by_its_config_file_is_scored_by_its_kinds_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make physics ROBOT=path/to/robot.yaml`: a config the card does not
+    list is scored by the rows of the card's robot of its kind, under its own
+    name; a file that does not load is refused with the reason."""
+    import yaml
+    shipped = load_config()
+    root = shipped.path.parent
+    data = yaml.safe_load(shipped.path.read_text())
+    data["robot"] = "mydog"
+    data["fsm"] = str(root / data["fsm"])
+    data["locomotion"]["gaits"] = str((root / data["locomotion"]["gaits"]).resolve())
+    data["motions"]["directory"] = str((root / data["motions"]["directory"]).resolve())
+    data["scripts"]["trajectories"] = [str(root / t) for t in data["scripts"]["trajectories"]]
+    data["sim"]["physics"] = str(root / "physics" / "cyberdog2.yaml")
+    path = tmp_path / "mydog.yaml"
+    path.write_text(yaml.safe_dump(data))
+    monkeypatch.setattr(scorecard, "CARD_DATA", load_card())      # the run registers mydog in it
+    out = tmp_path / "card.json"
+    assert scorecard.main(["--robot", str(path), "--only", "stand up (12)", "--jobs", "1", "-o", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert [(r["robot"], r["row"]) for r in result["rows"]] == [("mydog", "stand up (12)")]
+    assert result["rows"][0]["passed"]
+    (tmp_path / "broken.yaml").write_text("robot: broken\n")
+    assert scorecard.main(["--robot", str(tmp_path / "broken.yaml"), "-o", str(out)]) == 2

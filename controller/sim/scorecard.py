@@ -2,7 +2,7 @@
 physics, judged on ground truth against the criteria of
 config/physics/scorecard.yaml (which says what each metric means).
 
-    python -m controller.sim.scorecard [--robot NAME] [--only TEXT ...] [--jobs N] [-o FILE]
+    python -m controller.sim.scorecard [--robot NAME|CONFIG.yaml] [--only TEXT ...] [--jobs N] [-o FILE]
 
 Prints one table and writes bench/physics.json. A benchmark, not a test: a
 failing row is a finding to report, and the exit status is 0 unless the
@@ -545,11 +545,30 @@ def to_json(rows: list[Row]) -> dict[str, Any]:
             "passed": sum(r.passed for r in rows), "total": len(rows)}
 
 
+def add_config_robot(path: Path) -> str:
+    """A robot named by its config file (`--robot path/to/robot.yaml`, `make
+    physics ROBOT=...`): scored by the rows of the card's first robot of its
+    kind (a quadruped by cyberdog2's), unless the card lists it by name; its
+    name in the table is the config's `robot`."""
+    cfg = load_config(path)
+    robots = CARD_DATA["robots"]
+    if cfg.robot in robots:
+        robots[cfg.robot] = {**robots[cfg.robot], "config": str(path.resolve())}
+        return cfg.robot
+    for spec in robots.values():
+        if load_config(CONFIG_DIR / spec["config"]).kind == cfg.kind:
+            robots[cfg.robot] = {"config": str(path.resolve()), "rows": spec["rows"]}
+            return cfg.robot
+    raise ConfigError(f"{path}: the scorecard has no rows for a {cfg.kind}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m controller.sim.scorecard",
                                 description="Drive every shipped robot through its modes and gaits "
                                             "in physics and judge what the body did.")
-    p.add_argument("--robot", action="append", help="only this robot (repeatable)")
+    p.add_argument("--robot", action="append",
+                   help="only this robot (repeatable): a name in config/physics/scorecard.yaml, or a "
+                        "robot config file (.yaml), scored by the rows of the card's robot of its kind")
     p.add_argument("--only", action="append",
                    help="only rows whose name contains this text (repeatable: any of them)")
     p.add_argument("--jobs", type=int, default=2, help="rows run in parallel (default: %(default)s)")
@@ -558,6 +577,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="the controllers' log level while the rows run (default: %(default)s)")
     args = p.parse_args(argv)
     configure(args.log_level)
+    try:
+        args.robot = [add_config_robot(Path(r)) if r.endswith((".yaml", ".yml")) else r
+                      for r in args.robot or []]
+    except ConfigError as exc:
+        print(f"scorecard: {exc}", file=sys.stderr)
+        return 2
     rows: list[Row] = []
     for robot, spec in CARD_DATA["robots"].items():
         if args.robot and robot not in args.robot:
