@@ -89,6 +89,9 @@ class JointMap:
     def positions_from_wire(self, w: np.ndarray | list[float],
                             out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty(len(self.order)) if out is None else out
+        if self.identity:
+            out[:] = w
+            return out
         tmp = self._tmp
         tmp[:] = w
         tmp -= self.offset_wire
@@ -99,6 +102,9 @@ class JointMap:
     def signed_from_wire(self, w: np.ndarray | list[float],
                          out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty(len(self.order)) if out is None else out
+        if self.identity:
+            out[:] = w
+            return out
         tmp = self._tmp
         tmp[:] = w
         tmp *= self.direction_wire
@@ -108,6 +114,9 @@ class JointMap:
     def plain_from_wire(self, w: np.ndarray | list[float],
                         out: np.ndarray | None = None) -> np.ndarray:
         out = np.empty(len(self.order)) if out is None else out
+        if self.identity:
+            out[:] = w
+            return out
         self._tmp[:] = w
         out[self.order] = self._tmp
         return out
