@@ -214,8 +214,8 @@ def test_installed_commands_find_the_installed_data(installed: Installed) -> Non
     # motions, scripts, walk, .mof net) resolved in the installed layout.
     configs = [data / "config" / n for n in ("cyberdog2.yaml", "go2.yaml", "humanoid20.yaml", "nao22.yaml")]
     lines = ok([installed.bin / "motionctl", "check-config", *configs], installed.cwd).stdout
-    verdicts = [line.split(":")[0] for line in lines.splitlines() if not line.startswith("     warning")]
-    assert verdicts == [f"OK   {c}" for c in configs]      # warnings (tests/test_check_config.py) aside
+    config_verdicts = [line.split(":")[0] for line in lines.splitlines() if not line.startswith("     warning")]
+    assert config_verdicts == [f"OK   {c}" for c in configs]      # warnings (tests/test_check_config.py) aside
     assert "../gaits/quadruped" in lines and "quintic_walk.yaml" in lines and ".mof net" in lines
 
     # validate picks the robot for a script from the installed configs.

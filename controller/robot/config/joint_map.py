@@ -66,59 +66,51 @@ class JointMap:
 
     # -- controller -> wire -------------------------------------------------------------
     def positions_to_wire(self, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        out = np.empty(len(self.order)) if out is None else out
-        np.take(q, self.order, out=out)
-        out *= self.direction_wire
-        out += self.offset_wire
-        return out
+        return self._to_wire(q, out, signed=True, shifted=True)
 
     def signed_to_wire(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Velocities and torques."""
-        out = np.empty(len(self.order)) if out is None else out
-        np.take(x, self.order, out=out)
-        out *= self.direction_wire
-        return out
+        return self._to_wire(x, out, signed=True, shifted=False)
 
     def plain_to_wire(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Gains: reordered only."""
+        return self._to_wire(x, out, signed=False, shifted=False)
+
+    def _to_wire(self, x: np.ndarray, out: np.ndarray | None, signed: bool, shifted: bool) -> np.ndarray:
         out = np.empty(len(self.order)) if out is None else out
         np.take(x, self.order, out=out)
+        if signed:
+            out *= self.direction_wire
+        if shifted:
+            out += self.offset_wire
         return out
 
     # -- wire -> controller -------------------------------------------------------------
     def positions_from_wire(self, w: np.ndarray | list[float],
                             out: np.ndarray | None = None) -> np.ndarray:
-        out = np.empty(len(self.order)) if out is None else out
-        if self.identity:
-            out[:] = w
-            return out
-        tmp = self._tmp
-        tmp[:] = w
-        tmp -= self.offset_wire
-        tmp *= self.direction_wire
-        out[self.order] = tmp
-        return out
+        return self._from_wire(w, out, signed=True, shifted=True)
 
     def signed_from_wire(self, w: np.ndarray | list[float],
                          out: np.ndarray | None = None) -> np.ndarray:
+        return self._from_wire(w, out, signed=True, shifted=False)
+
+    def plain_from_wire(self, w: np.ndarray | list[float],
+                        out: np.ndarray | None = None) -> np.ndarray:
+        return self._from_wire(w, out, signed=False, shifted=False)
+
+    def _from_wire(self, w: np.ndarray | list[float], out: np.ndarray | None, signed: bool,
+                   shifted: bool) -> np.ndarray:
         out = np.empty(len(self.order)) if out is None else out
         if self.identity:
             out[:] = w
             return out
         tmp = self._tmp
         tmp[:] = w
-        tmp *= self.direction_wire
+        if shifted:
+            tmp -= self.offset_wire
+        if signed:
+            tmp *= self.direction_wire
         out[self.order] = tmp
-        return out
-
-    def plain_from_wire(self, w: np.ndarray | list[float],
-                        out: np.ndarray | None = None) -> np.ndarray:
-        out = np.empty(len(self.order)) if out is None else out
-        if self.identity:
-            out[:] = w
-            return out
-        self._tmp[:] = w
-        out[self.order] = self._tmp
         return out
 
 
