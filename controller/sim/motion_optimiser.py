@@ -99,6 +99,27 @@ YAW = (
 )
 
 
+# COMMON's and YAW's figures were set for CyberDog 2: a 0.24 m stand and a
+# 12 N m motor on every joint. Another robot's crouch heights scale with its
+# stand height and each feed-forward torque with its joint's torque limit
+# (CyberDog 2's are unchanged), so a larger robot is neither asked to crouch
+# below its knees' reach nor held to a fraction of its motors.
+REFERENCE_STAND = 0.24    # m
+REFERENCE_TORQUE = 12.0   # N m
+TORQUE_JOINT = {"tau_hip_front": 1, "tau_knee_front": 2, "tau_hip_rear": 1, "tau_knee_rear": 2,
+                "tau_abad_yaw": 0, "tau_hip_yaw": 1}
+
+
+def _for_robot(cfg: Config, q: Param) -> Param:
+    if q.name == "crouch_height":
+        scale = cfg.stand_height / REFERENCE_STAND
+    elif q.name in TORQUE_JOINT:
+        scale = float(cfg.torque_limit[TORQUE_JOINT[q.name]]) / REFERENCE_TORQUE
+    else:
+        return q
+    return Param(q.name, q.start * scale, q.low * scale, q.high * scale)
+
+
 ROLL_PHASES = 4
 ROLL_MS = (100.0, 600.0)
 ROLL_FOLD_MS = 400.0
@@ -116,7 +137,7 @@ class Goal:
 
     def params(self, cfg: Config) -> tuple[Param, ...]:
         if self.roll_start is None:
-            return COMMON + (YAW if self.turning else ())
+            return tuple(_for_robot(cfg, q) for q in COMMON + (YAW if self.turning else ()))
         fold = _fold(cfg)
         out = []
         for k in range(ROLL_PHASES):
