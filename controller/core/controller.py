@@ -239,17 +239,18 @@ class Controller:
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
         self.response = msgs.robot_control_response_lcmt()
-        # Motor fault bits per joint, wire order: controller_status carries
-        # every joint's, the response's motor_error[12] the leg joints'
-        # (cfg.leg_indices), wherever they are. The sim reports no faults.
+        # Motor fault bits per joint (the controller's order), published in
+        # the wire's (joint_map): controller_status carries every joint's, the
+        # response's motor_error[12] the leg joints' (cfg.leg_indices),
+        # wherever they are. The sim reports no faults.
         self.motor_error = np.zeros(n, dtype=np.int32)
-        self.response.motor_error = self.motor_error[cfg.leg_indices].tolist()
+        self.response.motor_error = self._wire_errors()[cfg.leg_indices].tolist()
         self.joint_cmd_fingerprint = int.from_bytes(msgs.joint_command_t._get_packed_fingerprint(), "big")
         self.out = Outbox()
         self.motor_state = msgs.motor_ctrl_state_lcmt()   # published every tick in mode 15
         self.status = msgs.controller_status_t()
         self.status.num_joints = n
-        self.status.motor_error = self.motor_error.tolist()
+        self.status.motor_error = self._wire_errors().tolist()
         # The previous tick's active block and (mode, gait, switch_status, bar):
         # intake, the cadence and the overrides all look one tick back (SPEC).
         self.last_active: Block = self.queue.blocks[0]
@@ -710,8 +711,13 @@ class Controller:
             self.motor_error |= MOTOR_OFFLINE
         else:
             self.motor_error &= ~MOTOR_OFFLINE
-        self.response.motor_error = self.motor_error[self.cfg.leg_indices].tolist()
-        self.status.motor_error = self.motor_error.tolist()
+        wire = self._wire_errors()
+        self.response.motor_error = wire[self.cfg.leg_indices].tolist()
+        self.status.motor_error = wire.tolist()
+
+    def _wire_errors(self) -> np.ndarray:
+        """motor_error in the wire's joint order (the robot numbers its motors)."""
+        return self.motor_error[self.joint_map.order]
 
     # -- scripts (controller/core/director.py) ------------------------------------------------
     def _on_script_request(self, now_ns: int, data: bytes) -> None:
