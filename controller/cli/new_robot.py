@@ -57,12 +57,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _relative(target: Path, start: Path) -> str:
-    """`target` as a path relative to the directory `start` when both are in
-    one tree (a config beside the shipped ones), else absolute."""
+    """`target` as a path relative to the directory `start` when it is below
+    it (the new physics file) or `start` is in the tree of the shipped configs
+    (a config beside them moves with them), else absolute (a config anywhere
+    else keeps finding the shipped files)."""
     target, start = target.resolve(), start.resolve()
-    if Path(os.path.commonpath([target, start])) == Path(target.anchor):
-        return target.as_posix()
-    return Path(os.path.relpath(target, start)).as_posix()
+    shipped_tree = FSM_TABLE.resolve().parent.parent       # holds config/ and gaits/
+    if target.is_relative_to(start) or start.is_relative_to(shipped_tree):
+        return Path(os.path.relpath(target, start)).as_posix()
+    return target.as_posix()
 
 
 def skeleton(name: str, config_path: Path) -> tuple[str, str, Path]:
