@@ -480,3 +480,25 @@ def test_a_foot_outside_its_workspace_while_walking_gives_edamp(walking):
     rig.tick()
     assert rig.ctl.last_reported[2] == 3 and rig.mode == 7           # EDAMP
     assert rig.ctl.fsm.footpos_error == 1 << 11                      # RL z
+
+
+def test_the_streamed_joint_targets_keep_their_velocity_past_8_s():
+    """Mode 11 streams one target a tick with the velocity that reached it as
+    the kernel's feed-forward (kd x qd_des). Sent as a one-tick segment from
+    t - dt, it was lost whenever (t - (t - dt)) / dt rounded to 1.0, where the
+    kernel holds a finished segment's end with no velocity: a quarter of the
+    ticks before t = 8 s and every tick after, so a trot slowed by a fifth 8 s
+    after start-up. Every tick of a trot well past 8 s must carry it."""
+    rig = Rig()
+    rig.send(12)
+    rig.run(3000)
+    rig.send(11, 3, vel_des=[0.3, 0.0, 0.0], step_height=[0.06, 0.06])
+    rig.run(6000)
+    assert rig.ctl.tick * rig.cfg.dt > 8.5
+    dt = rig.cfg.dt
+    for _ in range(150):                         # one whole gait cycle and more
+        before = rig.ctl.kernel.pos.copy()
+        rig.run(2)
+        moved = (rig.ctl.kernel.pos - before) / dt
+        assert np.abs(moved).max() > 0.1          # the legs are stepping
+        assert np.allclose(rig.ctl.kernel.vel, moved, atol=1e-9)
