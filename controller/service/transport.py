@@ -63,6 +63,9 @@ class Packets(Protocol):
     def publish(self, port_name: str, channel: str, data: Payload) -> None: ...
 
 
+HANDLE_FAILURES_MAX = 100    # lcm_handle_timeout failures in a row before the bus gives up
+
+
 class Bus:
     """Subscribe and publish on the configured LCM URLs, without blocking."""
 
@@ -76,6 +79,11 @@ class Bus:
         # too), this says exactly which packets each tick took in (replay).
         self.taken: dict[str, int] = {}
         self.crc: dict[str, int] = {}      # running packet_crc of what was taken in, per port
+        # lcm_handle_timeout fails (-1) when a signal interrupts its select():
+        # the packets stay queued for the next drain. Failures in a row past
+        # HANDLE_FAILURES_MAX are no interruption: raised.
+        self.handle_failures = 0           # all of them, for the log and tests
+        self._failures_in_a_row = 0
 
     def _instance(self, port_name: str) -> lcm.LCM:
         inst = self._lcm.get(port_name)
@@ -101,8 +109,15 @@ class Bus:
         for port_name in self.taken:
             inst = self._lcm[port_name]
             before = len(self._inbox)
-            while inst.handle_timeout(0) > 0:
-                pass
+            try:
+                while inst.handle_timeout(0) > 0:
+                    pass
+                self._failures_in_a_row = 0
+            except OSError:
+                self.handle_failures += 1
+                self._failures_in_a_row += 1
+                if self._failures_in_a_row > HANDLE_FAILURES_MAX:
+                    raise
             crc = self.crc[port_name]
             for i in range(before, len(self._inbox)):
                 crc = packet_crc(crc, *self._inbox[i])
