@@ -22,7 +22,7 @@ from controller.cli import motionctl as mc
 from controller.robot.config import DEFAULT_CONFIG, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ("cyberdog2.yaml", "humanoid20.yaml", "nao22.yaml")
+SHIPPED = ("cyberdog2.yaml", "go2.yaml", "humanoid20.yaml", "nao22.yaml")
 
 
 @pytest.fixture(scope="module")
