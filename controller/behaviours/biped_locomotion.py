@@ -117,8 +117,7 @@ class BipedLocomotion(Behaviour):
                 legs[roll] += ankle[1]
             q[self.cfg.leg_indices] = legs
         q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
-        # Stream: reach this tick's target now, with the velocity that got us here.
-        self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)
+        self.kernel.stream(q, self.q_prev, dt)
         self.q_prev = q
         # Walk gaits take over at once (one engine); the stand once stopped.
         if walking or (ours and block.gait_id == STAND and self.walk.is_stopped()):

@@ -26,7 +26,6 @@ from controller.motion.gait_table import GaitDefinition, load_gaits
 from controller.motion.usergait import decode_user_gait
 from controller.protocol.block import Block
 from controller.protocol.constants import USER_GAIT
-from controller.robot.native import LINEAR
 
 STAND = 1
 BOUND = 7
@@ -155,12 +154,7 @@ class Locomotion(Behaviour):
         q, _ = self.robot.kin.inverse(feet)
         q = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
         dt = self.robot.dt
-        # Stream: reach this tick's target now, with the velocity that got us
-        # here as the feed-forward: a set point (no duration) carrying it. A
-        # one-tick segment from t - dt would lose it whenever (t - (t - dt)) / dt
-        # rounds to 1.0, where the kernel holds a finished segment's end with
-        # no velocity: a quarter of the ticks before t = 8 s, every tick after.
-        self.kernel.move(q, q, 0.0, 0.0, LINEAR, v_end=(q - self.q_prev) / dt)
+        self.kernel.stream(q, self.q_prev, dt)
         self.q_prev = q
         self._gains()
         self.slow_ticks = self.slow_ticks + 1 if gen.speed() <= self.loco.leave_speed else 0

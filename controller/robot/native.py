@@ -121,6 +121,14 @@ class Kernel:
         self.profile[idx] = profile
         self.tracking = False
 
+    def stream(self, q: np.ndarray, q_prev: np.ndarray, dt: float) -> None:
+        """A behaviour that computes a target every tick: reach q now, with
+        the velocity that got there from q_prev one tick ago as the
+        feed-forward. A set point (no duration) carrying it: a one-tick
+        segment from t - dt would lose it whenever (t - (t - dt)) / dt rounds
+        to 1.0, where a finished segment holds its end with no velocity."""
+        self.move(q, q, 0.0, 0.0, LINEAR, v_end=(q - q_prev) / dt)
+
     def hold(self, q: Values, idx: Index = slice(None)) -> None:
         """Joints `idx` hold position q (zero velocity)."""
         self.move(q, q, 0.0, 0.0, LINEAR, idx)
