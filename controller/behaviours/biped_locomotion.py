@@ -117,7 +117,13 @@ class BipedLocomotion(Behaviour):
                 legs[roll] += ankle[1]
             q[self.cfg.leg_indices] = legs
         q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
-        self.kernel.stream(q, self.q_prev, dt)
+        # Stream as one-tick segments from t - dt, whose velocity feed-forward
+        # is lost whenever (t - (t - dt)) / dt rounds to 1.0 (most ticks after
+        # t = 8 s). The walk's figures were tuned with this; with the
+        # feed-forward kept (Kernel.stream) humanoid20's walk at its top speed
+        # tilts past its row and a minute of random commands falls, so this
+        # stays until the walk is tuned again (README "Physics").
+        self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)
         self.q_prev = q
         # Walk gaits take over at once (one engine); the stand once stopped.
         if walking or (ours and block.gait_id == STAND and self.walk.is_stopped()):
