@@ -43,7 +43,6 @@ class Runtime:
         self.bus = bus
         self.sim = sim
         self.stepper: SimStepper | None = None   # the sim's thread, while the loop runs
-        self.last_command: bytes | None = None   # the joint_cmd the sim last stepped under
         self.max_ticks = max_ticks
         self.period_ns = int(round(1e9 / self.cfg.tick_hz))
         # Ring buffers (ns) over the telemetry window; filled counts the valid part.
@@ -117,15 +116,11 @@ class Runtime:
         self._publish_trace(tick, now_ns, utime)
         if self.sim is not None:
             # The joint_cmd as the robot's bridge gets it (its joint convention).
-            payload = out.get(ch["joint_cmd"])
-            command = bytes(payload) if payload is not None else self.last_command
-            self.last_command = command
-            if command is None:
-                pass                    # nothing commanded yet: no step either
-            elif self.stepper is not None:
-                self.stepper.start(command)
-            else:
-                self.sim.command(command)
+            payload = out.get(ch["joint_cmd"])      # published every tick
+            if payload is not None and self.stepper is not None:
+                self.stepper.start(bytes(payload))
+            elif payload is not None:
+                self.sim.command(bytes(payload))
 
     def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
         """What this tick took in and how it was timed (tick_trace_t), for
