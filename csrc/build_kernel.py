@@ -60,6 +60,7 @@ ffibuilder.cdef(
         const mk_legs *geometry;
         double dt, gravity;
         double contact_force, contact_band, suspect;
+        double settle_ticks;
         double yaw_drift;
         int32_t initialised;
         const double *q, *qd, *tau;
@@ -74,6 +75,7 @@ ffibuilder.cdef(
         double *leg_force;
         double *force;
         double *trust;
+        double *contact_age;
         double *y, *R, *Q;
     } mk_odometry;
     void mk_odometry_step(mk_odometry *o);

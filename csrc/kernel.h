@@ -130,6 +130,7 @@ typedef struct {
     const mk_legs *geometry;
     double dt, gravity;          /* s; m/s^2, positive */
     double contact_force, contact_band, suspect;
+    double settle_ticks;         /* a loaded foot's trust ramps up over this many ticks (0: at once) */
     double yaw_drift;            /* rad, taken off the IMU's yaw */
     int32_t initialised;         /* 0: the step sets x from the feet, then 1 */
     const double *q, *qd, *tau;  /* legs x 3 */
@@ -144,6 +145,7 @@ typedef struct {
     double *leg_force;           /* legs x 3: the force each leg pushes with, body frame */
     double *force;               /* legs x 3: the ground's force on each foot, world frame */
     double *trust;               /* legs */
+    double *contact_age;         /* legs: ticks each foot has carried load in a row */
     double *y, *R, *Q;           /* 7 legs; 7 legs; 6 + 3 legs */
 } mk_odometry;
 

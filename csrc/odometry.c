@@ -58,8 +58,13 @@ void mk_odometry_step(mk_odometry *o)
         turn(rot, neg, f, 0);
         for (int k = 0; k < 3; k++) o->force[3 * l + k] = f[k];
         double t = (f[2] - (o->contact_force - o->contact_band)) / o->contact_band;
-        t = t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
-        o->trust[l] = t * o->planned[l];
+        t = (t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t)) * o->planned[l];
+        /* A foot that has just landed may still slide: believed fully only
+         * once it has carried load for settle_ticks. */
+        o->contact_age[l] = t > 0.0 ? o->contact_age[l] + 1.0 : 0.0;
+        if (o->contact_age[l] < o->settle_ticks)
+            t *= o->contact_age[l] / o->settle_ticks;
+        o->trust[l] = t;
     }
 
     /* The first tick: the body above the feet's mean, each foot where it is. */

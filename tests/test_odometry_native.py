@@ -87,3 +87,30 @@ def test_one_step_matches_its_definition_in_numpy(seed: int) -> None:
     np.testing.assert_allclose(before.x[3:6], a * dt, atol=1e-12)
     np.testing.assert_allclose(before.x[0:3], [0.0, 0.0, z0] + 0.5 * dt * dt * a, atol=1e-12)
     np.testing.assert_allclose(before.x[6:], (world_feet + [0.0, 0.0, z0]).reshape(-1), atol=1e-12)
+
+
+def test_a_landed_foot_is_believed_over_its_settle_time() -> None:
+    """With `settle_time`, a foot's trust is its load's times the share of
+    the settle time it has carried load in a row; losing the load (or the
+    plan) starts it again."""
+    from dataclasses import replace
+    assert isinstance(CFG.geometry, Geometry)
+    kin = QuadrupedKinematics(CFG.geometry)
+    config = replace(CFG.estimator, settle_time=0.01)      # 5 ticks at 500 Hz
+    est = QuadrupedEstimator(kin, 4, CFG.dt, config)
+    settle = config.settle_time / CFG.dt
+    q = np.tile([0.0, -0.8, 1.6], (4, 1))
+    _, J = numpy_forward(kin, q)
+    load = np.array([0.0, 0.0, -config.contact_force * 2.0])   # the leg pushes down: fully loaded
+    tau = np.einsum("lji,j->li", J, load)                          # J^T f
+    quat = np.array([1.0, 0.0, 0.0, 0.0])
+    zero, accel = np.zeros(3), np.array([0.0, 0.0, 9.81])
+    plans = [0b1111] * 7 + [0b1101] + [0b1111] * 3
+    expected_age = np.zeros(4)
+    for planned in plans:
+        est.step(q.reshape(-1), np.zeros(12), tau.reshape(-1), quat, zero, accel, planned)
+        down = np.array([(planned >> i) & 1 for i in range(4)], dtype=float)
+        expected_age = np.where(down > 0, expected_age + 1.0, 0.0)
+        np.testing.assert_allclose(est.contact_age, expected_age)
+        np.testing.assert_allclose(est.trust, down * np.minimum(1.0, expected_age / settle), atol=1e-12)
+    assert est.trust[0] == 1.0 and est.trust[1] == pytest.approx(3 / settle)

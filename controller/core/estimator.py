@@ -21,7 +21,9 @@ Cheetah family run:
   still, and its height above the ground (the foot radius);
 - trust: a leg that carries load (its force estimated from its joint
   torques through the leg Jacobian) is believed, a swinging one is not
-  (its measurement noise grows SUSPECT times, its foot is free to move).
+  (its measurement noise grows SUSPECT times, its foot is free to move);
+  a foot that has just landed is believed more and more over `settle_time`
+  of carrying load, since a landing foot may still slide.
 
 Every tick, on preallocated arrays. Inputs are the measured joint state and
 the IMU; the simulator's ground truth never enters.
@@ -78,6 +80,7 @@ class QuadrupedEstimator:
         self.yaw_drift = 0.0                 # rad: the IMU's yaw drift, the bias integrated
         self.accel = np.zeros(3)
         self.trust = np.zeros(legs)          # 0 swinging .. 1 standing, per leg
+        self.contact_age = np.zeros(legs)    # ticks each foot has carried load in a row
         self.force = np.zeros((legs, 3))     # estimated ground force on each foot, world frame
         self.y = np.zeros(m)
         self.Q = np.zeros(n)
@@ -95,11 +98,12 @@ class QuadrupedEstimator:
         arrays = {**self._inputs, "gyro": self.gyro, "Q0": self.Q0, "R0": self.R0, "x": self.x,
                   "rot": self.rot, "feet": self.feet, "jacobian": self._jacobian,
                   "leg_force": self._leg_force, "force": self.force, "trust": self.trust,
-                  "y": self.y, "R": self.R, "Q": self.Q}
+                  "contact_age": self.contact_age, "y": self.y, "R": self.R, "Q": self.Q}
         self._native = ffi.new("mk_odometry *", {
             "geometry": kin.native, "dt": dt, "gravity": -float(GRAVITY[2]),
             "contact_force": self.c.contact_force, "contact_band": self.c.contact_band,
             "suspect": SUSPECT, "initialised": 0,
+            "settle_ticks": self.c.settle_time / dt,
             **{name: double_ptr(a) for name, a in arrays.items()}})
         self._keep = arrays                  # C holds their addresses
 

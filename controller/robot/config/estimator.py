@@ -18,6 +18,7 @@ class EstimatorConfig:
     sensor_height: float = 0.001
     contact_force: float = 12.0        # N: a foot pressing this hard stands (full trust)
     contact_band: float = 8.0          # N: trust ramps up over this band below it
+    settle_time: float = 0.0           # s: a landed foot's trust ramps up over this much loaded time
     bias_time: float = 2.0             # s: the gyro's bias is averaged over this much standing still
 
 
@@ -36,6 +37,7 @@ def load_estimator(r: Reader) -> EstimatorConfig:
         sensor_height=er.number("sensor_height", 0.0001, 10.0, d.sensor_height),
         contact_force=er.number("contact_force", 0.1, 1000.0, d.contact_force),
         contact_band=er.number("contact_band", 0.1, 1000.0, d.contact_band),
+        settle_time=er.number("settle_time", 0.0, 0.5, d.settle_time),
         bias_time=er.number("bias_time", 0.1, 600.0, d.bias_time),
     )
     if config.contact_band > config.contact_force:
