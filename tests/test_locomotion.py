@@ -502,3 +502,35 @@ def test_the_streamed_joint_targets_keep_their_velocity_past_8_s():
         moved = (rig.ctl.kernel.pos - before) / dt
         assert np.abs(moved).max() > 0.1          # the legs are stepping
         assert np.allclose(rig.ctl.kernel.vel, moved, atol=1e-9)
+
+
+def test_a_robot_s_windows_replace_its_gait_files():
+    """`locomotion.windows` gives a robot its own velocity window per gait:
+    the generator clamps to it, the rest of the gait file stays; an id with
+    no file or an axis without zero is an error naming the key."""
+    import yaml
+
+    from controller.robot.config import ConfigError
+    from controller.robot.config.locomotion import load_locomotion
+    from controller.robot.config.reader import Reader
+    from controller.robot.resources import CONFIG_DIR
+    path = CONFIG_DIR / "cyberdog2.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["locomotion"]["windows"] = {3: {"min": [-0.3, -0.1, -0.5], "max": [0.6, 0.1, 0.5]}}
+    loco = load_locomotion(Reader(path, data), path)
+    gaits = load_gaits(loco.gaits_dir, 4, loco.windows)
+    np.testing.assert_allclose(gaits[3].window_max, [0.6, 0.1, 0.5])
+    np.testing.assert_allclose(gaits[3].window_min, [-0.3, -0.1, -0.5])
+    np.testing.assert_array_equal(gaits[3].contact, GAITS[3].contact)
+    np.testing.assert_array_equal(gaits[9].window_max, GAITS[9].window_max)
+    gen = GaitGenerator(KIN, loco, CFG.dt, gaits)
+    gen.start(STAND_Q, gaits[1])
+    for v, expected in (([0.0, 0.0, -9.0], [0.0, 0.0, -0.5]), ([5.0, 0.0, 0.0], [0.6, 0.0, 0.0])):
+        for _ in range(2500):
+            gen.step(GaitCommand(gaits[3], np.array(v), 0.05, 0.0))
+        np.testing.assert_allclose(gen.v, expected, atol=1e-9)
+    with pytest.raises(GaitError, match="locomotion.windows: gait 99"):
+        load_gaits(loco.gaits_dir, 4, {99: ((0, 0, 0), (1, 1, 1))})
+    data["locomotion"]["windows"] = {3: {"min": [0.1, 0, 0], "max": [1, 1, 1]}}
+    with pytest.raises(ConfigError, match=r"locomotion\.windows\.3\.min: every axis must include zero"):
+        load_locomotion(Reader(path, data), path)

@@ -45,7 +45,7 @@ class Locomotion(Behaviour):
         assert loco is not None
         self.loco = loco
         self.legs = len(self.cfg.legs)
-        self.definitions: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs)
+        self.definitions: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs, loco.windows)
         for needed in (STAND, loco.leave_gait, loco.default_gait):
             if needed not in self.definitions:
                 raise ValueError(f"{loco.gaits_dir}: no definition for gait {needed}, "

@@ -165,7 +165,7 @@ def gaits(cfg: Config, kin: QuadrupedKinematics) -> list[str]:
     if loco is None:
         return []
     try:
-        table = load_gaits(loco.gaits_dir, len(cfg.legs))
+        table = load_gaits(loco.gaits_dir, len(cfg.legs), loco.windows)
     except GaitError as exc:
         return [f"locomotion.gaits: {exc} (mode 11 will not start)"]
     rx, ry = loco.half_stride

@@ -15,8 +15,8 @@ of 30 ms is 15 ticks at 500 Hz.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -244,9 +244,13 @@ def load_gait(path: Path, legs: int) -> GaitDefinition:
         length=f.number("stance_length", 1.0, 0.2, 1.5))
 
 
-def load_gaits(directory: Path, legs: int) -> dict[int, GaitDefinition]:
+def load_gaits(directory: Path, legs: int,
+               windows: Mapping[int, tuple[Sequence[float], Sequence[float]]] | None = None,
+               ) -> dict[int, GaitDefinition]:
     """Every *.yaml in `directory`, keyed by gait id; ids must be unique and
-    every auto-switch list must name loaded gaits."""
+    every auto-switch list must name loaded gaits. `windows` (a robot's
+    `locomotion.windows`: gait id -> (min, max)) replaces those gaits'
+    velocity windows; each must name a loaded gait."""
     if not directory.is_dir():
         raise GaitError(f"{directory}: not a directory of gait definitions")
     gaits: dict[int, GaitDefinition] = {}
@@ -259,4 +263,11 @@ def load_gaits(directory: Path, legs: int) -> dict[int, GaitDefinition]:
         for other in gait.auto:
             if other not in gaits or gaits[other].stand or gaits[other].auto:
                 raise GaitError(f"{gait.source}: auto: {other} is not a loaded stepping gait")
+    for gait_id, (lo, hi) in (windows or {}).items():
+        if gait_id not in gaits:
+            raise GaitError(f"locomotion.windows: gait {gait_id} has no file in {directory}")
+        if gaits[gait_id].stand:
+            raise GaitError(f"locomotion.windows: gait {gait_id} is a stand (no velocity window)")
+        gaits[gait_id] = replace(gaits[gait_id], window_min=np.array(lo, dtype=float),
+                                 window_max=np.array(hi, dtype=float))
     return gaits

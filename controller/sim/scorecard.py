@@ -121,7 +121,7 @@ def _each_gait(robot: str, cfg: Any, entry: dict[str, Any]) -> list[Row]:
     if cfg.locomotion is None:
         return []
     rows = []
-    for gait_id, gait in sorted(load_gaits(cfg.locomotion.gaits_dir, len(cfg.legs)).items()):
+    for gait_id, gait in sorted(load_gaits(cfg.locomotion.gaits_dir, len(cfg.legs), cfg.locomotion.windows).items()):
         if gait_id in entry.get("skip", ()):
             continue
         vx = 0.0 if gait.stand else round(float(gait.window_max[0]) * entry["fraction"], 2)

@@ -2,12 +2,14 @@
 definitions, body height and speed profile of goals."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.protocol import constants  # motion_goal_t speed-profile defaults and bounds
 from controller.robot.config.reader import Reader
 
+Window = tuple[tuple[float, float, float], tuple[float, float, float]]   # min, max: vx, vy, wz
 
 @dataclass(frozen=True)
 class LocomotionConfig:
@@ -24,6 +26,9 @@ class LocomotionConfig:
     half_stride: tuple[float, float] = (0.12, 0.07)
     goal_profile: tuple[float, float, float] = (        # m/s^2, m/s, rad/s
         constants.DEFAULT_MAX_ACC, constants.DEFAULT_MAX_SPEED, constants.DEFAULT_MAX_ROTATION)
+    # Per gait id, this robot's velocity window (min, max: vx, vy, wz),
+    # replacing the one its gait file carries.
+    windows: Mapping[int, Window] = field(default_factory=dict)
 
 
 def load_locomotion(r: Reader, path: Path) -> LocomotionConfig:
@@ -47,7 +52,30 @@ def load_locomotion(r: Reader, path: Path) -> LocomotionConfig:
         com_x=lr.number("com_x", -0.2, 0.2, 0.0),
         half_stride=_half_stride(lr),
         goal_profile=goal_profile(lr),
+        windows=_windows(lr),
     )
+
+
+def _windows(lr: Reader) -> dict[int, Window]:
+    """The optional `windows`: {gait id: {min: [vx, vy, wz], max: [...]}},
+    each axis including zero, as a gait file's window."""
+    if "windows" not in lr.data:
+        return {}
+    raw = lr.get("windows", dict)
+    out: dict[int, Window] = {}
+    for key, value in raw.items():
+        if not isinstance(key, int) or not 1 <= key <= 127:
+            raise lr.fail("windows", f"{key!r}: expected a gait id 1..127")
+        wr = lr.sub("windows").sub(key)
+        lo = tuple(float(v) for v in wr.vector("min", 3))
+        hi = tuple(float(v) for v in wr.vector("max", 3))
+        if any(not -5.0 <= v <= 5.0 for v in lo + hi):
+            raise wr.fail("min", f"expected speeds within [-5, 5], got min {list(lo)}, max {list(hi)}")
+        if any(v > 0 for v in lo) or any(v < 0 for v in hi):
+            raise wr.fail("min", f"every axis must include zero (min <= 0 <= max), "
+                                 f"got min {list(lo)}, max {list(hi)}")
+        out[key] = (lo, hi)
+    return out
 
 
 def goal_profile(lr: Reader) -> tuple[float, float, float]:
