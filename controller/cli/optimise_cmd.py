@@ -68,17 +68,24 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
     """The parameters a trajectory file's `optimised` block records, in the
-    goal's order; ValueError if it has none or not these."""
+    goal's order; ValueError if it has none or not these. A turning jump may
+    start from a straight jump's file: the yaw parameters it lacks start at
+    the optimiser's guess (no turn)."""
     import yaml
+
+    from controller.sim.motion_optimiser import YAW
 
     doc = yaml.safe_load(path.read_text())
     params = (doc or {}).get("optimised", {}).get("parameters") if isinstance(doc, dict) else None
     if not isinstance(params, dict):
         raise ValueError("no `optimised: parameters` in it")
-    missing = [p.name for p in goal.params(cfg) if not isinstance(params.get(p.name), (int, float))]
+    given = {p.name: float(params[p.name]) for p in goal.params(cfg)
+             if isinstance(params.get(p.name), (int, float))}
+    yaw = {q.name: q.start for q in YAW} if goal.turning else {}
+    missing = [p.name for p in goal.params(cfg) if p.name not in given and p.name not in yaw]
     if missing:
         raise ValueError(f"it lacks the {goal.name} parameters {missing}")
-    return [float(params[p.name]) for p in goal.params(cfg)]
+    return [given.get(p.name, yaw.get(p.name, 0.0)) for p in goal.params(cfg)]
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
@@ -128,6 +135,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
               f"  motionctl --config {cfg.path.name} optimise {args.motion} "
               f"--generations {args.generations} --seed {args.seed}"
               f"{f' --start {args.start.name}' if args.start else ''}"
+              f"{f' --sigma {args.sigma:g}' if args.sigma is not None else ''}"
               f"{' --nominal' if args.nominal else ''}\n"
               "(controller/sim/motion_optimiser.py; the format: controller/motion/trajectory.py).\n"
               "Regenerate it rather than editing it by hand. `outcomes` are what the physics\n"

@@ -396,7 +396,11 @@ def cost(goal: Goal, o: Outcome, stand_height: float) -> float:
             j += (max(0.0, goal.rise - o.rise) / 0.02) ** 2 + (o.travel / 0.1) ** 2
         else:
             j += ((o.travel - goal.travel) / 0.05) ** 2 + _outside(o.travel - goal.travel, TRAVEL_BAND)
-    j += 200.0 * o.trunk_contact_s + (0.0 if o.end_on_feet else 20.0) + (100.0 if o.fell else 0.0)
+    # Any touch of the ground but by a foot costs as much as missing the goal
+    # by its tolerance several times over (the scorecard allows none): a brief
+    # knee or thigh strike on landing must not buy a closer goal.
+    j += (20.0 if o.trunk_contact_s > 0 else 0.0) + 1000.0 * o.trunk_contact_s
+    j += (0.0 if o.end_on_feet else 20.0) + (100.0 if o.fell else 0.0)
     j += (o.end_tilt / 0.1) ** 2 + (max(0.0, o.max_tilt - 0.4) / 0.1) ** 2
     j += ((o.end_height - stand_height) / 0.03) ** 2
     j += 2.0 * o.saturation
