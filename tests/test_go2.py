@@ -92,3 +92,43 @@ def test_go2_trots_forward_at_the_commanded_speed() -> None:
     assert abs(window[:, 0].mean() - 0.4) <= 0.05 + 0.04
     assert abs(window[:, 1].mean()) <= 0.05 and abs(window[:, 2].mean()) <= 0.1
     assert np.abs(rpy[:, :2]).max() <= 0.1
+
+
+# Mode 16's gaits on Go2 (config/go2.yaml scripts.modes.16, trajectories in
+# config/trajectories/go2) and what each must do: the scorecard's bands
+# (config/physics/scorecard.yaml, "jump (16/...)"). gait: (travel, yaw change).
+JUMPS = {0: (None, (1.396, 1.745)), 1: ((0.5, 0.7), None), 3: (None, (-1.745, -1.396)),
+         6: (None, None)}
+
+
+def test_mode_16_offers_go2_the_forward_jump_and_both_turns() -> None:
+    assert CFG.scripts is not None
+    assert sorted(CFG.scripts.modes[16].gaits) == sorted(JUMPS)
+
+
+@pytest.mark.parametrize("gait", [0, 1, 3])
+def test_go2_jumps_and_lands_on_its_four_feet_with_nothing_else_touching(gait: int) -> None:
+    trial = Trial(CFG)
+    trial.send(12)
+    trial.run(3.0)
+    start = len(trial.trace.t)
+    trial.send(16, gait)
+    trial.run(4.0)
+    tr = trial.trace
+    reports = list(zip(tr.mode[start:], tr.gait[start:], tr.bar[start:]))
+    assert (16, gait, 100) in reports, "accepted, and reported landed"
+    feet = frozenset(trial.feet)
+    contacts = tr.contacts[start:]
+    assert all(c <= feet for c in contacts), "no knee, thigh or trunk on the ground"
+    assert any(not c for c in contacts), "it left the ground"
+    assert contacts[-1] == feet
+    rpy = np.array(tr.rpy[start:])
+    assert np.abs(rpy[-1, :2]).max() < 0.3
+    pos = np.array(tr.position[start:])
+    yaw = np.unwrap(rpy[:, 2])
+    travel, turn = JUMPS[gait]
+    heading = np.array([np.cos(yaw[0]), np.sin(yaw[0])])
+    if travel is not None:
+        assert travel[0] <= float((pos[-1, :2] - pos[0, :2]) @ heading) <= travel[1]
+    if turn is not None:
+        assert turn[0] <= yaw[-1] - yaw[0] <= turn[1]
