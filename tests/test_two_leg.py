@@ -1,5 +1,6 @@
 """The two-leg balance's pieces against their definitions (controller/motion/two_leg.py)
-and the `two_leg` / `mass_model` config sections. The whole motion in physics is in
+and the `two_leg` / `mass_model` config sections; in physics, the behaviour's
+streaming and its failure on four feet. The whole motion in physics is in
 tests/test_scripted_modes.py."""
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from harness import Rig
 
+from controller.behaviours.two_leg import TwoLegStand
 from controller.motion.two_leg import (
     Ref,
     TwoLegBalance,
@@ -25,6 +28,7 @@ from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import Reader
 from controller.robot.config.two_leg import MassModel, TwoLegPlan, load_mass_model, load_two_leg
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.physics import PhysicsRobot
 
 CFG = load_config()
 assert isinstance(CFG.geometry, Geometry) and CFG.mass_model is not None
@@ -191,3 +195,59 @@ def test_the_shipped_figures_add_up_to_the_robot():
     assert plan.min_pitch <= plan.pitch
     assert not math.isnan(sum(getattr(plan, f"{s}_s") for s in
                               ("kneel", "rear", "greet", "reach", "land", "lean", "stand")))
+
+
+# -- in physics: the behaviour ---------------------------------------------------------
+
+def greeting_rig() -> tuple[Rig, TwoLegStand, PhysicsRobot]:
+    """A robot standing in 12 until 12 s after start-up, then sent 64/0."""
+    rig = Rig()
+    rig.stand()
+    rig.run(12_000 - (rig.now_ns - Rig.now_ns) / 1e6)
+    assert rig.ctl.fsm.state.mode == 12 and rig.ctl.last_reported[3] == 100
+    behaviour = rig.ctl.fsm.behaviours[64]
+    assert isinstance(behaviour, TwoLegStand) and isinstance(rig.robot, PhysicsRobot)
+    rig.send(64, 0)
+    return rig, behaviour, rig.robot
+
+
+def test_the_stages_stream_their_targets_with_the_velocity_that_reaches_them_at_any_uptime():
+    """Long after start-up (where a one-tick segment from t - dt lost its
+    velocity on most ticks), every kneel tick's command carries the velocity
+    from the last target to this one."""
+    rig, behaviour, _ = greeting_rig()
+    rig.tick()
+    assert behaviour.stage == "kneel"
+    k, dt = rig.ctl.kernel, rig.cfg.dt
+    moving = 0
+    for _ in range(round(0.8 / dt)):
+        before = k.pos.copy()
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        assert behaviour.stage == "kneel"
+        np.testing.assert_allclose(k.vel, (k.pos - before) / dt, atol=1e-9)
+        moving += bool(np.abs(k.vel).max() > 0.05)
+    assert moving > round(0.5 / dt), "the kneel's targets hardly moved"
+
+
+def test_a_trunk_rearing_up_again_on_four_feet_fails_the_greeting_never_100():
+    """A nose-up spin (8 rad/s) given to the trunk early in the stand stage
+    rears it up on its rear feet: the motion fails as lost, its progress stays
+    at 75 and never reaches 100 afterwards, however the body ends."""
+    rig, behaviour, robot = greeting_rig()
+    plan = rig.cfg.two_leg.plan
+    ticks = round((plan.kneel_s + plan.rear_s + plan.greet_s + plan.reach_s + plan.land_s
+                   + plan.lean_s + 1.0) / rig.cfg.dt)
+    for _ in range(ticks):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        if behaviour.stage == "stand":
+            break
+    assert behaviour.stage == "stand" and behaviour.failed is None
+    robot.data.qvel[4] -= 8.0          # about the body's y axis: nose up
+    bars = []
+    for _ in range(round(3.0 / rig.cfg.dt)):
+        rig.tick(heartbeat=rig.ctl.tick % 50 == 0)
+        bars.append(rig.ctl.last_reported[3])
+    failure = behaviour.failure()
+    assert failure is not None and "lost the body in stand" in failure, failure
+    assert "TWO_LEG_STAND failed: lost the body" in rig.ctl.counters.last_error
+    assert max(bars) == 75 and bars[-1] == 75

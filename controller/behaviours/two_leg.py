@@ -33,7 +33,6 @@ from controller.motion.two_leg import Ref, TwoLegBalance, min_jerk
 from controller.protocol.block import Block
 from controller.robot.config.reader import ConfigError
 from controller.robot.config.two_leg import TwoLegPlan
-from controller.robot.native import LINEAR
 
 ENTRY_TOLERANCE = np.radians(8.0)
 LIMIT_MARGIN = 0.02                 # rad: joint targets stay this far inside the limits
@@ -41,6 +40,7 @@ FRONT = np.array([0, 1])
 FRONT_SHARE = 0.25                  # of the weight on the front feet: they are down
 LEAN_WAIT_S = 0.5                   # s the lean may wait for them after `lean_s`
 GRAVITY_G = 9.81
+PAST_VERTICAL = math.pi / 2         # rad nose up: the trunk has gone over, whatever its reference
 REAR = np.array([2, 3])
 
 
@@ -173,8 +173,24 @@ class TwoLegStand(Behaviour):
         self._stream(ctx, q)
         self.robot.weight_support(ctx.body, np.ones(4, dtype=bool), self.ff)
         np.clip(self.ff, -self.cfg.torque_limit, self.cfg.torque_limit, out=self.kernel.tau_ff)
+        # On four feet too, a trunk far off its pose (rearing up again on the
+        # rear feet, or past the vertical) is a lost motion, never a 100.
+        nose = self._nose_up(ctx)
+        if abs(nose - theta) > self.plan.lose_pitch or nose > PAST_VERTICAL:
+            self._fail(ctx, f"lost the body in {self.stage}: the nose {nose:+.2f} rad up "
+                            f"(reference {theta:+.2f})")
+            return
         if self._over(ctx, duration):
             getattr(self, "_after_" + self.stage)(ctx)
+
+    def _nose_up(self, ctx: TickContext) -> float:
+        """The trunk's measured nose-up angle in the heading captured with the
+        feet, over the whole circle: past the vertical it is above pi / 2
+        (from the body's z axis, which stays well defined there)."""
+        assert ctx.body is not None
+        z = ctx.body.rot[:, 2]
+        along = math.cos(self.yaw_ref) * float(z[0]) + math.sin(self.yaw_ref) * float(z[1])
+        return math.atan2(-along, float(z[2]))
 
     def _kneel(self, ctx: TickContext) -> None:
         self._body_pose(ctx, self.plan.kneel_s)
@@ -222,7 +238,8 @@ class TwoLegStand(Behaviour):
         q = ctx.q.copy()
         q[:6] = front
         self._stream(ctx, self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q))
-        if abs(bal.x - x_ref - self.x_trim) > p.lose_x or abs(bal.pitch - pitch_ref.value) > p.lose_pitch:
+        if abs(bal.x - x_ref - self.x_trim) > p.lose_x or abs(bal.pitch - pitch_ref.value) > p.lose_pitch \
+                or -bal.pitch > PAST_VERTICAL:
             self._fail(ctx, f"lost the balance in {self.stage}: centre of mass {bal.x:+.3f} m "
                             f"ahead of the rear feet, pitch {bal.pitch:+.2f} rad "
                             f"(reference {pitch_ref.value:+.2f})")
@@ -353,14 +370,11 @@ class TwoLegStand(Behaviour):
 
     # -- plumbing -------------------------------------------------------------
     def _stream(self, ctx: TickContext, q: np.ndarray) -> None:
-        dt = self.robot.dt
-        # A one-tick segment from t - dt: its velocity feed-forward is lost
-        # whenever (t - (t - dt)) / dt rounds to 1.0 (most ticks after t = 8 s;
-        # Kernel.stream keeps it). The balance was tuned in physics with this
-        # streaming and loses the body with the other; until it is tuned again,
-        # this stays (docs/SCRIPTS.md "Two-leg stand": known limits).
-        self.kernel.move(self.q_prev, q, ctx.t - dt, dt, LINEAR)
-        self.q_prev = np.asarray(q, dtype=float).copy()
+        """This tick's joint targets, with the velocity from last tick's as
+        the feed-forward (Kernel.stream)."""
+        q = np.asarray(q, dtype=float).copy()
+        self.kernel.stream(q, self.q_prev, self.robot.dt)
+        self.q_prev = q
 
     def failure(self) -> str | None:
         return self.failed
