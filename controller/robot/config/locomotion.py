@@ -66,9 +66,13 @@ def _windows(lr: Reader) -> dict[int, Window]:
     for key, value in raw.items():
         if not isinstance(key, int) or not 1 <= key <= 127:
             raise lr.fail("windows", f"{key!r}: expected a gait id 1..127")
-        wr = lr.sub("windows").sub(key)
-        lo = tuple(float(v) for v in wr.vector("min", 3))
-        hi = tuple(float(v) for v in wr.vector("max", 3))
+        if not isinstance(value, dict):
+            raise lr.fail("windows", f"{key}: expected {{min: [vx, vy, wz], max: [vx, vy, wz]}}")
+        wr = Reader(lr.path, value, f"{lr.where}.windows.{key}")
+        a, b, c = (float(v) for v in wr.vector("min", 3))
+        lo = (a, b, c)
+        a, b, c = (float(v) for v in wr.vector("max", 3))
+        hi = (a, b, c)
         if any(not -5.0 <= v <= 5.0 for v in lo + hi):
             raise wr.fail("min", f"expected speeds within [-5, 5], got min {list(lo)}, max {list(hi)}")
         if any(v > 0 for v in lo) or any(v < 0 for v in hi):
