@@ -14,10 +14,12 @@ import mujoco
 import numpy as np
 import pytest
 
+from controller.motion.motions import MotionLibrary
 from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.mjcf import robot_mjcf
+from controller.sim.scorecard import foot_slip
 from controller.sim.trial import Trial
 
 CFG = load_config(CONFIG_DIR / "go2.yaml")
@@ -132,3 +134,35 @@ def test_go2_jumps_and_lands_on_its_four_feet_with_nothing_else_touching(gait: i
         assert travel[0] <= float((pos[-1, :2] - pos[0, :2]) @ heading) <= travel[1]
     if turn is not None:
         assert turn[0] <= yaw[-1] - yaw[0] <= turn[1]
+
+
+def test_mode_62_offers_go2_both_high_fives_and_the_ballet() -> None:
+    """CyberDog 2's nine step lists, all loaded (the ballet includes both
+    high fives)."""
+    assert CFG.motions is not None
+    assert sorted(CFG.motions.files) == [1, 2, 3, 4, 5, 6, 11, 12, 34]
+    library = MotionLibrary(CFG.motions.directory, CFG.motions.files, 1000.0 / CFG.tick_hz)
+    assert library.errors == {}
+    assert sorted(library.motions) == sorted(CFG.motions.files)
+
+
+def test_go2s_high_five_paw_follows_its_path_and_lands_where_it_left() -> None:
+    """Motion 2: the right front paw rises by most of the 0.12 m the step list
+    commands and is put down without sliding. With CyberDog 2's compliant
+    swing gains x2 (kp 1 N m/rad at hip and knee) Go2's heavier leg rose
+    0.046 m, hung 6 cm ahead of its path and, pulled back by the stance gains
+    when it landed, slid 1.9 cm (the scorecard allows 2)."""
+    trial = Trial(CFG)
+    trial.send(12)
+    trial.run(3.0)
+    start = len(trial.trace.t)
+    trial.send(62, 2)
+    trial.run(9.5)                      # the step list takes 8.6 s
+    tr = trial.trace
+    paw = trial.feet.index("FR_foot")
+    z = np.array(tr.feet[start:])[:, paw, 2]
+    assert z.max() - z[0] >= 0.09
+    assert tr.contacts[-1] == frozenset(trial.feet)
+    assert (62, 2, 100) in set(zip(tr.mode[start:], tr.gait[start:], tr.bar[start:]))
+    slip = foot_slip(np.array(tr.foot_slide[start:]), tr.contacts[start:], trial.feet, CFG.dt)
+    assert slip < 0.015
