@@ -1,5 +1,5 @@
-"""CyberDog 2's two-leg stand (mode 64/0) commanded at many start times, in
-several worlds: how many of the runs stand.
+"""A robot's two-leg stand (mode 64/0) commanded at many start times, in
+several worlds: how many of the runs stand (CyberDog 2 unless `--robot`).
 
 The greeting once worked only when commanded soon after start-up (docs/
 SCRIPTS.md "Two-leg stand"), so one scorecard row says little about the
@@ -11,6 +11,7 @@ nominal, trunk mass x0.9 / x1.1, floor friction 0.5 / 1.0), one run after
 another in this process (physics is costly: one core).
 
     .venv/bin/python tests/bench/two_leg_starts.py --starts 1.5,6.5,12.5 -o /tmp/two_leg.json
+    .venv/bin/python tests/bench/two_leg_starts.py --robot go2 --worlds nominal
 
 Prints one line per run and the count that passed; `-o` writes every run's
 metrics as JSON. Exit status 1 if any run failed.
@@ -45,9 +46,9 @@ def card_row(robot: str = "cyberdog2") -> dict[str, Any]:
     raise SystemExit(f"no row {ROW!r} for {robot} in the scorecard")
 
 
-def run(start: float, world: str, entry: dict[str, Any]) -> Row:
+def run(start: float, world: str, entry: dict[str, Any], robot: str = "cyberdog2") -> Row:
     spec = {**entry, "prelude_s": start, "world": WORLDS[world], "margins": False}
-    return run_row(Row("cyberdog2", f"{ROW} after {start:g} s [{world}]", entry["issue"], spec))
+    return run_row(Row(robot, f"{ROW} after {start:g} s [{world}]", entry["issue"], spec))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,10 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--starts", default=DEFAULT_STARTS,
                     help="seconds standing in 12 before 64 is sent, comma separated")
     ap.add_argument("--worlds", default=",".join(WORLDS), help=f"any of {', '.join(WORLDS)}")
+    ap.add_argument("--robot", default="cyberdog2", help="the scorecard robot whose row is run")
     ap.add_argument("-o", "--output", type=Path, help="write every run's metrics here (JSON)")
     args = ap.parse_args(argv)
     configure(level="warning")
-    entry = card_row()
+    entry = card_row(args.robot)
     starts = [float(s) for s in args.starts.split(",")]
     worlds = args.worlds.split(",")
     unknown = sorted(set(worlds) - set(WORLDS))
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     out, passed = [], 0
     for start in starts:
         for world in worlds:
-            row = run(start, world, entry)
+            row = run(start, world, entry, args.robot)
             passed += row.passed
             m = row.metrics
             print(f"{start:6.2f} s  {world:12s} {'pass' if row.passed else 'FAIL'}  "
