@@ -98,7 +98,7 @@ SWITCH_STATUS = range(8)
 
 _CONFIGS: dict[str, Config] = {}
 _LIBRARIES: dict[Path, Any] = {}
-_GAITS: dict[Path, dict[int, Any]] = {}
+_GAITS: dict[tuple[Path, tuple[Any, ...]], dict[int, Any]] = {}
 _load_gaits = locomotion_module.load_gaits
 
 
@@ -118,10 +118,11 @@ def _library(cfg: Config) -> Any:
     return _LIBRARIES[cfg.path]
 
 
-def _gaits(directory: Path, legs: int) -> dict[int, Any]:
-    if directory not in _GAITS:
-        _GAITS[directory] = _load_gaits(directory, legs)
-    return dict(_GAITS[directory])     # the behaviour's own dict, shared definitions
+def _gaits(directory: Path, legs: int, windows: Any = None) -> dict[int, Any]:
+    key = (directory, tuple(sorted((windows or {}).items())))
+    if key not in _GAITS:
+        _GAITS[key] = _load_gaits(directory, legs, windows)
+    return dict(_GAITS[key])     # the behaviour's own dict, shared definitions
 
 
 @dataclass
