@@ -8,6 +8,7 @@ sim_state is that ground truth, and nothing in the controller reads it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,7 @@ def test_nothing_in_the_controller_reads_sim_state() -> None:
         def subscribe(self, port: str, channel: str) -> None:
             self.subscribed.append(channel)
 
-        def drain(self) -> list[tuple[str, bytes]]:
+        def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
             return []
 
         def publish(self, port: str, channel: str, data: Any) -> None:

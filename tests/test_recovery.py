@@ -5,6 +5,7 @@ test_faults_daemon.py."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -114,7 +115,7 @@ class LoopBus:
         self.taken.setdefault(port_name, 0)
         self.crc.setdefault(port_name, 0)
 
-    def drain(self) -> list[tuple[str, bytes]]:
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
         out, self.inbox = self.inbox, []
         return out
 

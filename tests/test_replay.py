@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -57,9 +57,9 @@ class LoggedBus:
         if channel in self.subscribed:
             self.arrived[port].append((channel, data))
 
-    def drain(self) -> list[tuple[str, bytes]]:
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
         inbox: list[tuple[str, bytes]] = []
-        for port in self.taken:
+        for port in self.taken if ports is None else [p for p in ports if p in self.taken]:
             packets = self.arrived.pop(port, [])
             self.taken[port] += len(packets)
             for channel, data in packets:

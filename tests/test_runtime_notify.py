@@ -12,6 +12,7 @@ import re
 import socket
 import threading
 import uuid
+from collections.abc import Sequence
 from itertools import pairwise
 
 import pytest
@@ -37,7 +38,7 @@ class StubBus:
         self.taken.setdefault(port_name, 0)
         self.crc.setdefault(port_name, 0)
 
-    def drain(self) -> list[tuple[str, bytes]]:
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
         return []
 
     def publish(self, port_name: str, channel: str, data: Payload) -> None:
@@ -95,15 +96,16 @@ def rig(monkeypatch):
 
 def failing_between(monkeypatch: pytest.MonkeyPatch, ctl: Controller, clock: FakeClock,
                     start_ns: int, end_ns: int) -> None:
-    """Make ctl.step raise while start_ns <= fake time < end_ns."""
-    step = ctl.step
+    """Make the tick (its second half, ctl.act, which the runtime calls after
+    ctl.sense) raise while start_ns <= fake time < end_ns."""
+    step = ctl.act
 
     def maybe_failing(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
         if start_ns <= now_ns < end_ns:
             raise RuntimeError("injected failure")
         return step(now_ns, inbox, timing)
 
-    monkeypatch.setattr(ctl, "step", maybe_failing)
+    monkeypatch.setattr(ctl, "act", maybe_failing)
 
 
 def test_ready_once_then_pings_every_half_period(rig):
@@ -175,7 +177,7 @@ def test_a_loop_stuck_inside_a_tick_sends_nothing(rig):
     t0 = clock.now
     entered, release = threading.Event(), threading.Event()
     hung_at: list[int] = []
-    step = ctl.step
+    step = ctl.act
 
     def hanging(now_ns, inbox, timing):
         if now_ns >= t0 + 300_000_000 and not release.is_set():
@@ -184,7 +186,7 @@ def test_a_loop_stuck_inside_a_tick_sends_nothing(rig):
             release.wait(30)
         return step(now_ns, inbox, timing)
 
-    ctl.step = hanging
+    ctl.act = hanging
     rt = Runtime(ctl, StubBus(), max_ticks=400, notifier=notifier)
     loop = threading.Thread(target=rt.run, daemon=True)
     loop.start()

@@ -4,6 +4,7 @@ controller_status reports the window's percentiles and the overruns."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ class RecordingBus:
         self.taken.setdefault(port_name, 0)
         self.crc.setdefault(port_name, 0)
 
-    def drain(self) -> list[tuple[str, bytes]]:
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
         return []
 
     def publish(self, port_name: str, channel: str, data: Payload) -> None:
@@ -58,13 +59,13 @@ def timed(monkeypatch):
         clock = ScriptedClock(late, body)
         monkeypatch.setattr(runtime_module, "lib", clock)
         ctl = Controller(load_config())
-        step = ctl.step
+        step = ctl.act                  # the tick's second half (the runtime calls sense first)
 
         def timed_step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
             out = step(now_ns, inbox, timing)
             clock.now += body.get(ctl.tick - 1, 0)
             return out
-        monkeypatch.setattr(ctl, "step", timed_step)
+        monkeypatch.setattr(ctl, "act", timed_step)
         bus = RecordingBus()
         rt = Runtime(ctl, bus, max_ticks=ticks)
         assert rt.run() == 0
@@ -113,14 +114,14 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
     ctl = Controller(load_config())
     bus = RecordingBus()
     rt = Runtime(ctl, bus)
-    step = ctl.step
+    step = ctl.act
 
     def signalled_mid_tick(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
         out = step(now_ns, inbox, timing)
         if ctl.tick == 100:                # tick 99 has just been computed
             rt.request_stop(signal.SIGTERM)
         return out
-    monkeypatch.setattr(ctl, "step", signalled_mid_tick)
+    monkeypatch.setattr(ctl, "act", signalled_mid_tick)
     assert rt.run() == 0
     traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ctl.cfg.lcm.channels["tick_trace"]]
     damped = [t.tick for t in traces if t.flags & t.FLAG_SHUTDOWN]

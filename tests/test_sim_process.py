@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ class StubBus:
     def subscribe(self, port: str, channel: str) -> None:
         self.subscribed.append(channel)
 
-    def drain(self) -> list[tuple[str, bytes]]:
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
         out, self.inbox = self.inbox, []
         return out
 

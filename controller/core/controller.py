@@ -880,8 +880,16 @@ class Controller:
     # -- the tick ---------------------------------------------------------------------
     def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
              timing: Timing | None = None) -> Outbox:
-        out = self.out
-        out.messages.clear()
+        """One tick: sense() then act() on the same inbox."""
+        self.sense(now_ns, inbox)
+        return self.act(now_ns, inbox, timing)
+
+    def sense(self, now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
+        """The tick's first half, which no command changes: the odometry of the
+        tick that just ended, the sensor packets in `inbox` (joint_state, imu;
+        the rest is left to act()) and the state estimate. The runtime drains
+        the command port only after this (controller/service/runtime.py), so a
+        command that arrives meanwhile still makes this tick."""
         ch = self.ch
         self.now_ns = now_ns
         # Odometry: the body twist of the tick that just ended (zero when the
@@ -910,6 +918,17 @@ class Controller:
         if measured:
             self.kernel.seed(self.q)
         self._take_attitude(now_ns, measured)
+
+    def act(self, now_ns: int, inbox: list[tuple[str, bytes]],
+            timing: Timing | None = None) -> Outbox:
+        """The tick's second half, after sense() at the same now_ns: the other
+        packets in `inbox` in arrival order (commands, motor_ctrl, user gaits,
+        goals, script requests; sensor packets are sense()'s), faults, the
+        block queue, the mode's behaviour, the kernel, and the outputs, the
+        joint command first."""
+        out = self.out
+        out.messages.clear()
+        ch = self.ch
         for channel, data in inbox:
             if channel == ch["command"]:
                 self._on_command(now_ns, data)

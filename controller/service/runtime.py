@@ -1,6 +1,7 @@
 """The 500 Hz loop: one thread owns the tick.
 
-Each tick: drain LCM (never blocking), step the controller, publish, advance
+Each tick: drain the sensors' port (never blocking), Controller.sense, drain
+the command port, Controller.act, publish (the joint command first), advance
 the simulated robot when there is one (in the loop: on its own thread while
 this one sleeps, controller/service/sim_thread.py), then sleep to the next
 absolute deadline. Lateness (wake-up time past the deadline), loop-body time and
@@ -29,6 +30,8 @@ from controller.sim.robot import SENSORS, SimulatedRobot
 # from a robot bridge, or with --sim straight from the simulated robot.
 INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
           ("joint", ("motor_ctrl",) + SENSORS))
+SENSE_PORTS = ("joint",)      # drained before Controller.sense (the sensors' port) ...
+ACT_PORTS = ("command",)      # ... and these after it, before Controller.act
 
 WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
 SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
@@ -50,6 +53,7 @@ class Runtime:
         self.loop = np.zeros(WINDOW_TICKS)
         self.filled = 0
         self.timing = Timing()
+        self.inbox: list[tuple[str, bytes]] = []   # this tick's packets, reused
         self.stop_requested = False
         self.overrun_log = RateLimit()
         self.error_log = RateLimit()
@@ -89,7 +93,12 @@ class Runtime:
         t.loop_p99_us = _quantile(np.sort(self.loop[:n]), 0.99) / 1e3
 
     def _tick(self, now_ns: int) -> None:
-        inbox = self.bus.drain()
+        # The sensors first, then the commands: the command port is drained
+        # after the state estimate (Controller.sense), so a command that
+        # arrives meanwhile makes this tick's joint command.
+        inbox = self.inbox
+        inbox.clear()
+        inbox += self.bus.drain(SENSE_PORTS)
         ch = self.cfg.lcm.channels
         utime = (now_ns + self.ctl.epoch_offset_ns) // 1000
         if self.sim is not None:
@@ -97,11 +106,11 @@ class Runtime:
                 if name in SENSORS:
                     inbox.append((ch[name], reading))
                 self.bus.publish("joint", ch[name], reading)
-        if self.ctl.tick % self.ctl.status_every == 0:
-            self._update_timing()
         tick = self.ctl.tick
         try:
-            out = self.ctl.step(now_ns, inbox, self.timing)
+            self.ctl.sense(now_ns, inbox)
+            inbox += self.bus.drain(ACT_PORTS)
+            out = self.ctl.act(now_ns, inbox, self.timing)
         except Exception:
             # A bug must not kill the loop: log it (rate-limited) and keep ticking;
             # the last joint command stays on the bus, and the next tick retries.
@@ -184,6 +193,8 @@ class Runtime:
             self.prev_loop_ns = lib.mk_now_ns() - wake
             self.loop[slot] = self.prev_loop_ns
             self.filled += 1
+            if self.ctl.tick % self.ctl.status_every == 0:
+                self._update_timing()           # for the next tick's status, off its path
             if self.ctl.shutting_down:          # a damped tick: a signal that lands
                 shutdown_left -= 1              # mid-tick starts the count at the next
                 if shutdown_left <= 0:

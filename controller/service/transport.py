@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import zlib
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import lcm
@@ -59,7 +60,7 @@ class Packets(Protocol):
     crc: dict[str, int]
 
     def subscribe(self, port_name: str, channel: str) -> None: ...
-    def drain(self) -> list[tuple[str, bytes]]: ...
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]: ...
     def publish(self, port_name: str, channel: str, data: Payload) -> None: ...
 
 
@@ -102,12 +103,15 @@ class Bus:
     def _on_message(self, channel: str, data: bytes) -> None:
         self._inbox.append((channel, data))
 
-    def drain(self) -> list[tuple[str, bytes]]:
-        """Every packet received since the last drain, port by port in
-        subscription order, oldest first on each port; never blocks. The list
-        is reused by the next drain: consume it before then."""
-        for port_name in self.taken:
-            inst = self._lcm[port_name]
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
+        """Every packet received since the last drain on `ports` (None: every
+        subscribed port, in subscription order), oldest first on each port;
+        never blocks. The list is reused by the next drain: consume it before
+        then."""
+        for port_name in self.taken if ports is None else ports:
+            inst = self._lcm.get(port_name)
+            if inst is None or port_name not in self.taken:
+                continue                    # nothing subscribed there
             before = len(self._inbox)
             try:
                 while inst.handle_timeout(0) > 0:
