@@ -172,9 +172,11 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
         if t[TICK] != ctl.tick:
             return _stop(result, rec, counts, f"tick {ctl.tick}'s trace is missing from the recording "
                          f"(next is tick {t[TICK]}): the logger lost packets")
+        # In the daemon's order (controller/service/runtime.py): the joint
+        # port, the in-process sim's sensors, then the command port.
         inbox: list[tuple[str, bytes]] = []
-        for port, count, want in (("command", t[TAKEN_COMMAND], t[CRC_COMMAND]),
-                                  ("joint", t[TAKEN_JOINT], t[CRC_JOINT])):
+        for port, count, want in (("joint", t[TAKEN_JOINT], t[CRC_JOINT]),
+                                  ("command", t[TAKEN_COMMAND], t[CRC_COMMAND])):
             packets = rec.inputs[port][taken[port]:count]
             for channel, data in packets:
                 crc[port] = packet_crc(crc[port], channel, data)
@@ -184,14 +186,14 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
                              "the daemon took in (the logger or the daemon lost packets)")
             inbox += packets
             taken[port] = count
-        if t[FLAGS] & Trace.FLAG_SIM:
-            for key in SENSORS:
-                published = rec.sim_states.get(key)
-                if published is None and key != "joint_state":
-                    continue                 # the joint-space sim has no IMU
-                if published is None or k >= len(published):
-                    return _stop(result, rec, counts, f"tick {t[TICK]}: the sim's {key} is missing")
-                inbox.append((cfg.lcm.channels[key], published[k]))
+            if port == "joint" and t[FLAGS] & Trace.FLAG_SIM:
+                for key in SENSORS:
+                    published = rec.sim_states.get(key)
+                    if published is None and key != "joint_state":
+                        continue                 # the joint-space sim has no IMU
+                    if published is None or k >= len(published):
+                        return _stop(result, rec, counts, f"tick {t[TICK]}: the sim's {key} is missing")
+                    inbox.append((cfg.lcm.channels[key], published[k]))
         if t[FLAGS] & Trace.FLAG_SHUTDOWN and not ctl.shutting_down:
             ctl.shutdown()
         daemon_failed = t[FAILED] > failed
