@@ -127,3 +127,47 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
     damped = [t.tick for t in traces if t.flags & t.FLAG_SHUTDOWN]
     assert damped == list(range(100, 100 + SHUTDOWN_TICKS))
     assert traces[-1].tick == damped[-1]
+
+
+class PortBus(RecordingBus):
+    """Packets queued per port; drain() hands out only the ports asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued: dict[str, list[tuple[str, bytes]]] = {"command": [], "joint": []}
+        self.drains: list[tuple[str, ...]] = []
+
+    def drain(self, ports: Sequence[str] | None = None) -> list[tuple[str, bytes]]:
+        asked = tuple(self.taken if ports is None else ports)
+        self.drains.append(asked)
+        out: list[tuple[str, bytes]] = []
+        for port in asked:
+            packets, self.queued[port] = self.queued[port], []
+            self.taken[port] = self.taken.get(port, 0) + len(packets)
+            out += packets
+        return out
+
+
+def test_a_command_arriving_during_the_state_estimate_makes_the_same_tick(monkeypatch):
+    """The tick drains the joint port, runs Controller.sense, and only then
+    drains the command port: a command that lands while the estimate runs is
+    accepted, and shapes the joint command, in that tick, not the next."""
+    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
+    ctl = Controller(load_config())
+    bus = PortBus()
+    rt = Runtime(ctl, bus, max_ticks=3)
+    ch = ctl.cfg.lcm.channels
+    cmd = msgs.robot_control_cmd_lcmt()
+    cmd.mode, cmd.life_count = 12, 1
+    sense = ctl.sense
+
+    def sense_while_a_command_lands(now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
+        sense(now_ns, inbox)
+        if ctl.tick == 1:
+            bus.queued["command"].append((ch["command"], cmd.encode()))
+    monkeypatch.setattr(ctl, "sense", sense_while_a_command_lands)
+    assert rt.run() == 0
+    assert bus.drains == [("joint",), ("command",)] * 3
+    traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ch["tick_trace"]]
+    assert [t.commands_accepted for t in traces] == [0, 1, 1]
+    assert [t.taken_command for t in traces] == [0, 1, 1]

@@ -415,7 +415,9 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
     span = (bumps[-1] - bumps[0]) or 1
     for i, sent in enumerate(bumps):
         hit = first_tick_of.get((base + i + 1) & 0x7FFFFFFF)
-        if hit is None or hit[0] not in arrival or hit[1] < sent:
+        # The tick may have woken before the send: it drains the command
+        # port after its state estimate (controller/service/runtime.py).
+        if hit is None or hit[0] not in arrival or arrival[hit[0]] < sent:
             unmatched += 1
             continue
         ns = arrival[hit[0]] - sent
