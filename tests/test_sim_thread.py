@@ -61,13 +61,13 @@ class CommandBus:
 
 
 class InlineStepper:
-    """The step done in line, as Runtime._tick does without a stepper."""
+    """The job done in line, as Runtime._tick does without a stepper."""
 
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
+    def __init__(self, job: Any) -> None:
+        self.job = job
 
     def start(self, *args: Any) -> None:
-        self.sim.command(*args)
+        self.job(*args)
 
     def wait(self) -> None:
         pass
@@ -112,7 +112,7 @@ class Steps:
 
 def test_steps_run_in_order_and_wait_returns_after_each():
     sim = Steps()
-    stepper = SimStepper(sim)          # type: ignore[arg-type]
+    stepper = SimStepper(sim.command)
     for i in range(50):
         stepper.start(i)
         stepper.wait()
@@ -123,7 +123,7 @@ def test_steps_run_in_order_and_wait_returns_after_each():
 
 def test_an_exception_in_the_step_is_raised_by_the_next_wait_and_the_thread_goes_on():
     sim = Steps(fail_at=3)
-    stepper = SimStepper(sim)          # type: ignore[arg-type]
+    stepper = SimStepper(sim.command)
     for i in range(3):
         stepper.start(i)
         stepper.wait()

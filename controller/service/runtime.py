@@ -2,10 +2,11 @@
 
 Each tick: drain the sensors' port (never blocking), Controller.sense, drain
 the command port, Controller.act, publish (the joint command first), advance
-the simulated robot when there is one (in the loop: on its own thread while
-this one sleeps, controller/service/sim_thread.py), then sleep to the next
-absolute deadline. Lateness (wake-up time past the deadline), loop-body time and
-overruns are measured here and reported in controller_status.
+the simulated robot when there is one and read its sensors for the next tick
+(in the loop: on its own thread while this one sleeps,
+controller/service/sim_thread.py), then sleep to the next absolute deadline.
+Lateness (wake-up time past the deadline), loop-body time and overruns are
+measured here and reported in controller_status.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ class Runtime:
         self.bus = bus
         self.sim = sim
         self.stepper: SimStepper | None = None   # the sim's thread, while the loop runs
+        self.sim_readings: list[tuple[str, bytes]] | None = None   # for the next tick, made by the sim
         self.max_ticks = max_ticks
         self.period_ns = int(round(1e9 / self.cfg.tick_hz))
         # Ring buffers (ns) over the telemetry window; filled counts the valid part.
@@ -102,10 +104,13 @@ class Runtime:
         ch = self.cfg.lcm.channels
         utime = (now_ns + self.ctl.epoch_offset_ns) // 1000
         if self.sim is not None:
-            for name, reading in self.sim.messages(utime):
+            readings = self.sim_readings
+            self.sim_readings = None
+            if readings is None:            # nothing stepped since the last tick (the first)
+                readings = self._read_sim(utime)
+            for name, reading in readings:
                 if name in SENSORS:
                     inbox.append((ch[name], reading))
-                self.bus.publish("joint", ch[name], reading)
         tick = self.ctl.tick
         try:
             self.ctl.sense(now_ns, inbox)
@@ -126,10 +131,29 @@ class Runtime:
         if self.sim is not None:
             # The joint_cmd as the robot's bridge gets it (its joint convention).
             payload = out.get(ch["joint_cmd"])      # published every tick
+            next_utime = utime + self.period_ns // 1000
             if payload is not None and self.stepper is not None:
-                self.stepper.start(bytes(payload))
+                self.stepper.start(bytes(payload), next_utime)
             elif payload is not None:
-                self.sim.command(bytes(payload))
+                self._advance_sim(bytes(payload), next_utime)
+
+    def _advance_sim(self, joint_cmd: bytes, next_utime: int) -> None:
+        """The simulated robot between two ticks, as a robot and its bridge:
+        the body moves under the joint command, then its sensors are read and
+        published (stamped with the next tick's nominal time) for the next
+        tick to take in. On the sim's thread while the loop sleeps."""
+        assert self.sim is not None
+        self.sim.command(joint_cmd)
+        self.sim_readings = self._read_sim(next_utime)
+
+    def _read_sim(self, utime: int) -> list[tuple[str, bytes]]:
+        """The simulated robot's readings (joint_state, imu, sim_state), published."""
+        assert self.sim is not None
+        ch = self.cfg.lcm.channels
+        readings = self.sim.messages(utime)
+        for name, reading in readings:
+            self.bus.publish("joint", ch[name], reading)
+        return readings
 
     def _publish_trace(self, tick: int, now_ns: int, utime: int) -> None:
         """What this tick took in and how it was timed (tick_trace_t), for
@@ -146,7 +170,7 @@ class Runtime:
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""
         if self.sim is not None:
-            self.stepper = SimStepper(self.sim)
+            self.stepper = SimStepper(self._advance_sim)
         try:
             with FrozenHeap(self.cfg.realtime.gc_freeze) as heap:
                 ticks = self._loop(heap)
@@ -165,7 +189,7 @@ class Runtime:
         while True:
             wake = lib.mk_now_ns()
             if self.stepper is not None:
-                self.stepper.wait()     # the simulated robot's step since the last tick
+                self.stepper.wait()     # the simulated robot's step and readings since the last tick
             late = wake - deadline
             self.late_ns = max(0, late)
             slot = self.filled % WINDOW_TICKS

@@ -1,29 +1,30 @@
 """`motiond --sim`: the simulated robot's physics step on its own thread.
 
-A real robot's body moves while the controller sleeps between ticks; the
-in-process simulator does the same. After a tick's outputs are out, the
-runtime hands the joint_cmd it published to this thread, which steps the simulated
-robot (MuJoCo, the sensor model) while the tick loop sleeps; the next tick
-waits for that step to finish before it reads anything, so every tick sees
-exactly the state it would see with the step done in line (the same
+A real robot's body moves while the controller sleeps between ticks, and its
+bridge reads the sensors and publishes them; the in-process simulator does
+the same. After a tick's outputs are out, the runtime hands this thread a
+job (controller/service/runtime.py: step the simulated robot under the
+joint_cmd it published, MuJoCo and the sensor model, then make and publish
+the next tick's readings), which runs while the tick loop sleeps; the next
+tick waits for it to finish before it reads anything, so every tick sees
+exactly the state it would see with the job done in line (the same
 readings, in the same order). The controller's loop body no longer carries
 the simulator's cost; the process's CPU figure still does.
 
 The thread inherits the tick thread's scheduling (SCHED_FIFO when the
-daemon runs real-time). An exception in the step is raised again in the tick
+daemon runs real-time). An exception in the job is raised again in the tick
 thread by the next wait().
 """
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
-
-from controller.sim.robot import SimulatedRobot
 
 
 class SimStepper:
-    def __init__(self, sim: SimulatedRobot) -> None:
-        self.sim = sim
+    def __init__(self, job: Callable[..., None]) -> None:
+        self.job = job
         self._go = threading.Event()
         self._done = threading.Event()
         self._done.set()
@@ -41,27 +42,27 @@ class SimStepper:
                 self._done.set()
                 return
             try:
-                self.sim.command(*args)
+                self.job(*args)
             except BaseException as exc:      # handed to the tick thread by wait()
                 self._error = exc
             self._done.set()
 
     def start(self, *args: Any) -> None:
-        """Step the robot with these arguments (SimulatedRobot.command's), which
-        must stay unchanged until wait() returns."""
+        """Run the job with these arguments, which must stay unchanged until
+        wait() returns."""
         self._done.clear()
         self._args = args
         self._go.set()
 
     def wait(self) -> None:
-        """Until the step started last has finished; its exception, if any."""
+        """Until the job started last has finished; its exception, if any."""
         self._done.wait()
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
     def close(self) -> None:
-        """Finish the running step and end the thread."""
+        """Finish the running job and end the thread."""
         try:
             self.wait()
         finally:
