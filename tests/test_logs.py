@@ -12,16 +12,19 @@ import socket
 
 import pytest
 import structlog
+from harness import Rig
 
+from controller import logs
 from controller.cli.motiond import build_parser
 from controller.logs import configure, get_logger
 
 
 @pytest.fixture(autouse=True)
 def restore_structlog():
-    saved = structlog.get_config()
+    saved, level = structlog.get_config(), logs._min_level
     yield
     structlog.configure(**saved)
+    logs._min_level = level
 
 
 @pytest.fixture
@@ -124,3 +127,21 @@ def test_log_level_option_filters(level, shown):
     configure(args.log_level, buf, environ={})
     log_every_level()
     assert [json.loads(line)["event"] for line in buf.getvalue().splitlines()] == shown
+
+
+@pytest.mark.parametrize("level", ["debug", "info"])
+def test_each_new_command_is_a_debug_line_only_at_debug_level(level):
+    """The tick skips building the debug event unless it is written
+    (logs.debug_enabled): at --log-level debug each accepted command is a
+    line, at info there is none."""
+    buf = io.StringIO()
+    configure(level, buf, environ={})
+    rig = Rig()
+    rig.send(12)
+    rig.tick()
+    rig.send(11, gait_id=3)
+    rig.tick()
+    lines = [json.loads(line) for line in buf.getvalue().splitlines()]
+    commands = [(e["mode"], e["gait"]) for e in lines if e["event"] == "command"]
+    assert commands == ([(12, 0), (11, 3)] if level == "debug" else [])
+    assert logs.debug_enabled() == (level == "debug")

@@ -57,7 +57,7 @@ from controller.core.goals import (
     to_msg,
 )
 from controller.core.odometry import Odometry
-from controller.logs import RateLimit, get_logger
+from controller.logs import RateLimit, debug_enabled, get_logger
 from controller.motion.gait_table import GaitDefinition
 from controller.motion.motions import MotionLibrary
 from controller.motion.mpc import ConvexMpc
@@ -433,8 +433,9 @@ class Controller:
         elif result.block is not None:
             self.counters.commands_accepted += 1
             block = result.block
-            self.log.debug("command", mode=block.mode, gait=block.gait_id,
-                           life_count=block.life_count, duration_ticks=block.duration)
+            if debug_enabled():
+                self.log.debug("command", mode=block.mode, gait=block.gait_id,
+                               life_count=block.life_count, duration_ticks=block.duration)
             outranked = self._joint_state_missing(now_ns) \
                 or self._outranked_by_script("robot_control_cmd", block.mode)
             if outranked:
