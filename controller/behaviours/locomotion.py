@@ -177,7 +177,9 @@ class Locomotion(Behaviour):
         assert self.balance is not None and ctx.body is not None
         tau = self.balance.tick(ctx.tick, ctx.body, gen)
         limit = self.cfg.torque_limit
-        np.clip(tau, -limit, limit, out=self.kernel.tau_ff)
+        ff = self.kernel.tau_ff        # np.clip(tau, -limit, limit), without its wrapper
+        np.maximum(tau, -limit, out=ff)
+        np.minimum(ff, limit, out=ff)
         gen.feedback[:] = self.balance.placement
 
     def exit(self) -> None:

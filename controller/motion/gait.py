@@ -221,10 +221,12 @@ class GaitGenerator:
             lo, hi = np.maximum(lo, cmd.gait.window_min), np.minimum(hi, cmd.gait.window_max)
         if gait.stand:  # starting to step: the new gait's window
             lo, hi = cmd.gait.window_min, cmd.gait.window_max
-        target = np.clip(cmd.velocity, lo, hi)
+        target = np.minimum(np.maximum(cmd.velocity, lo), hi)     # np.clip, without its wrapper
         x_max = max(-lo[0], hi[0], 1e-9)
         share = 1.0 - CROSS_COUPLING * min(1.0, abs(target[0]) / x_max)
-        target[1:] = np.clip(target[1:], lo[1:] * share, hi[1:] * share)
+        side = target[1:]
+        np.maximum(side, lo[1:] * share, out=side)
+        np.minimum(side, hi[1:] * share, out=side)
         return target
 
     def _stride_limited(self, target: np.ndarray,
