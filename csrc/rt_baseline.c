@@ -3,9 +3,12 @@
  * (rtclock.c) under the same scheduling settings. Its lateness is what the
  * machine and kernel allow; motiond's is compared against it.
  *
- *   rt_baseline HZ SECONDS PRIORITY SLACK_NS LOCK OUT
+ *   rt_baseline HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS]
  *
- * PRIORITY 0 keeps the normal scheduler; LOCK 1 calls mlockall. Writes one
+ * PRIORITY 0 keeps the normal scheduler; LOCK 1 calls mlockall. BUSY_NS
+ * (default 0) spins that long after each wake-up, a body as long as motiond's
+ * that makes no system call: how often the machine stalls a running thread
+ * (a VM's vCPU descheduled by its host, say), as against a sleeping one. Writes one
  * native-endian int64 per tick to OUT: how late (ns) that tick woke after its
  * deadline. A tick a whole period or more late restarts the schedule from
  * now, as motiond does. Prints on stdout which settings were refused. */
@@ -20,10 +23,11 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s HZ SECONDS PRIORITY SLACK_NS LOCK OUT\n", argv[0]);
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: %s HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS]\n", argv[0]);
         return 2;
     }
+    const int64_t busy = argc == 8 ? atoll(argv[7]) : 0;
     const double hz = atof(argv[1]);
     const double seconds = atof(argv[2]);
     const int priority = atoi(argv[3]);
@@ -57,6 +61,8 @@ int main(int argc, char **argv)
         const int64_t l = wake - deadline;
         late[i] = l > 0 ? l : 0;
         if (l >= period) deadline = wake;
+        while (busy > 0 && mk_now_ns() - wake < busy) {
+        }
         deadline += period;
         mk_sleep_until(deadline);
     }

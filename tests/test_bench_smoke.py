@@ -56,6 +56,10 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline():
     quiet = result["conditions"]["quiet"]
     base, daemon = quiet["baseline"], quiet["motiond"]
     assert base["ticks"] == 1000 and base["lateness_us"]["p99"]["median"] < 5000
+    # The bare loop again with a body as long as motiond's median loop body.
+    busy = quiet["baseline_busy"]
+    assert busy["ticks"] == 1000
+    assert busy["body_us"] == pytest.approx(daemon["loop_us"]["p50"]["median"], abs=1e-3)
     assert daemon["exit_code"] == 0 and daemon["internal_errors"] == 0
     assert daemon["ticks"] >= 0.9 * 2.0 * 500 and daemon["ticks"] <= daemon["ticks_expected"]
     assert 0 < daemon["lateness_us"]["p50"]["median"] <= daemon["lateness_us"]["max"]

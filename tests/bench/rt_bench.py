@@ -18,7 +18,11 @@ robot_control_cmd) this runs, one after the other:
   accepted each command; the client stamps (CLOCK_MONOTONIC, the daemon's
   clock) when it sent each command and when that tick's joint_cmd arrived;
 * TIMEOUTS timeout trials: the client stops; from its last packet to the
-  first response showing mode 7.
+  first response showing mode 7;
+* the C loop again, its body spinning as long as motiond's median loop body
+  (no system call, no Python): the ticks a machine misses while a thread
+  runs, which an empty body rarely shows (a VM's vCPU descheduled by its
+  host stalls whatever runs on it).
 
 Figures over the SECONDS are split into WINDOWS equal windows: each is the
 median over the windows with the spread (min-max); the missed-tick count
@@ -94,13 +98,28 @@ def baseline_binary() -> Path:
     return out
 
 
-def run_baseline(seconds: float, rt: RealtimeConfig) -> tuple[np.ndarray, str]:
+def run_baseline(seconds: float, rt: RealtimeConfig, busy_ns: int = 0) -> tuple[np.ndarray, str]:
+    """The bare loop's lateness per tick; busy_ns: a spinning body that long."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "late.bin"
         proc = subprocess.run([str(baseline_binary()), str(HZ), str(seconds), str(rt.priority),
-                               str(rt.timer_slack_ns), "1" if rt.lock_memory else "0", str(out)],
+                               str(rt.timer_slack_ns), "1" if rt.lock_memory else "0", str(out),
+                               str(busy_ns)],
                               capture_output=True, text=True, check=True)
         return np.fromfile(out, dtype=np.int64), proc.stdout.strip()
+
+
+def baseline_under(cfg: Config, cond: Condition, seconds: float, busy_ns: int = 0) -> tuple[np.ndarray, str]:
+    """run_baseline under the condition's flood, if it has one (its hogs are the caller's)."""
+    flood = None
+    if cond["rate_hz"] > 1000:
+        flood = threading.Thread(target=_flood_only, args=(cfg, seconds, cond["rate_hz"]))
+        flood.start()
+    try:
+        return run_baseline(seconds, cfg.realtime, busy_ns)
+    finally:
+        if flood is not None:
+            flood.join()
 
 
 # -- stress ---------------------------------------------------------------------------
@@ -461,18 +480,17 @@ def measure(seconds: float = SECONDS, conditions: Iterable[str] = tuple(CONDITIO
     for name in conditions:
         cond = CONDITIONS[name]
         with tempfile.TemporaryDirectory() as tmp, cpu_hogs(cond["hog"]) as hogs:
-            flood = None
-            if cond["rate_hz"] > 1000:     # the baseline runs under the same flood
-                flood = threading.Thread(target=_flood_only, args=(cfg, seconds, cond["rate_hz"]))
-                flood.start()
-            late, refused = run_baseline(seconds, rt)
-            if flood is not None:
-                flood.join()
+            late, refused = baseline_under(cfg, cond, seconds)
             daemon = run_daemon(cfg, seconds, cond["rate_hz"], timeouts, Path(tmp), cond["sim"])
+            # The bare loop again, its body spinning as long as motiond's median
+            # loop body: what this machine does to a thread while it runs.
+            busy_ns = int(daemon["loop_us"]["p50"]["median"] * 1000)
+            busy_late, _ = baseline_under(cfg, cond, seconds, busy_ns)
         base = baseline_figures(late)
         base["refused"] = refused
+        busy = baseline_figures(busy_late) | {"body_us": busy_ns / 1e3}
         result["conditions"][name] = {"hogs": hogs, "rate_hz": cond["rate_hz"], "sim": cond["sim"],
-                                      "baseline": base, "motiond": daemon}
+                                      "baseline": base, "baseline_busy": busy, "motiond": daemon}
     result["targets"] = [t.as_dict() for t in targets(result)]
     return result
 
@@ -522,13 +540,17 @@ def report(result: dict) -> list[str]:
     head = (f"{'condition':17} {'loop':9} {'late p50 us':>19} {'late p99 us':>21} "
             + f"{'late p99.9 us':>21} {'max us':>8} {'missed':>6}")
     lines.append(head)
+    labels = {"baseline": "C", "baseline_busy": "C+body", "motiond": "motiond"}
     for name, c in result["conditions"].items():
-        for who in ("baseline", "motiond"):
-            f = c[who]
+        for who, label in labels.items():
+            f = c.get(who)
+            if f is None:
+                continue
             lat = f["lateness_us"]
-            lines.append(f"{name:17} {'C' if who == 'baseline' else 'motiond':9} {fmt(lat['p50']):>19} "
+            lines.append(f"{name:17} {label:9} {fmt(lat['p50']):>19} "
                          f"{fmt(lat['p99']):>21} {fmt(lat['p99.9']):>21} {lat['max']:8.0f} "
                          f"{f['missed_ticks']:6d}")
+    lines.append("C+body: the bare loop spinning for motiond's median loop body after each wake-up")
     lines.append("")
     lines.append(f"{'condition':17} {'rate/s':>7} {'loop p50 us':>19} {'loop p99 us':>21} "
                  f"{'cmd->out p50 ms':>19} {'p99 ms':>7} {'timeout ms (each)':>30} {'CPU %':>17}")
