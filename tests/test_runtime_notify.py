@@ -12,7 +12,7 @@ import re
 import socket
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 import pytest
@@ -100,10 +100,11 @@ def failing_between(monkeypatch: pytest.MonkeyPatch, ctl: Controller, clock: Fak
     ctl.sense) raise while start_ns <= fake time < end_ns."""
     step = ctl.act
 
-    def maybe_failing(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
+    def maybe_failing(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
+                      send_first: Callable[[Outbox], None] | None = None) -> Outbox:
         if start_ns <= now_ns < end_ns:
             raise RuntimeError("injected failure")
-        return step(now_ns, inbox, timing)
+        return step(now_ns, inbox, timing, send_first)
 
     monkeypatch.setattr(ctl, "act", maybe_failing)
 
@@ -179,12 +180,12 @@ def test_a_loop_stuck_inside_a_tick_sends_nothing(rig):
     hung_at: list[int] = []
     step = ctl.act
 
-    def hanging(now_ns, inbox, timing):
+    def hanging(now_ns, inbox, timing, send_first=None):
         if now_ns >= t0 + 300_000_000 and not release.is_set():
             hung_at.append(now_ns)
             entered.set()
             release.wait(30)
-        return step(now_ns, inbox, timing)
+        return step(now_ns, inbox, timing, send_first)
 
     ctl.act = hanging
     rt = Runtime(ctl, StubBus(), max_ticks=400, notifier=notifier)

@@ -61,8 +61,9 @@ def timed(monkeypatch):
         ctl = Controller(load_config())
         step = ctl.act                  # the tick's second half (the runtime calls sense first)
 
-        def timed_step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
-            out = step(now_ns, inbox, timing)
+        def timed_step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
+                      send_first: Any = None) -> Outbox:
+            out = step(now_ns, inbox, timing, send_first)
             clock.now += body.get(ctl.tick - 1, 0)
             return out
         monkeypatch.setattr(ctl, "act", timed_step)
@@ -116,8 +117,9 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
     rt = Runtime(ctl, bus)
     step = ctl.act
 
-    def signalled_mid_tick(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None) -> Outbox:
-        out = step(now_ns, inbox, timing)
+    def signalled_mid_tick(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
+                      send_first: Any = None) -> Outbox:
+        out = step(now_ns, inbox, timing, send_first)
         if ctl.tick == 100:                # tick 99 has just been computed
             rt.request_stop(signal.SIGTERM)
         return out
@@ -171,3 +173,34 @@ def test_a_command_arriving_during_the_state_estimate_makes_the_same_tick(monkey
     traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ch["tick_trace"]]
     assert [t.commands_accepted for t in traces] == [0, 1, 1]
     assert [t.taken_command for t in traces] == [0, 1, 1]
+
+
+def test_the_joint_command_is_on_the_bus_before_the_tick_builds_its_reports(monkeypatch):
+    """The robot's command goes out as soon as the kernel has it: the
+    response, odometry and status of the tick are built after it is sent,
+    and the bus sees the tick's messages in the same order as step() makes."""
+    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
+    ctl = Controller(load_config())
+    bus = RecordingBus()
+    rt = Runtime(ctl, bus, max_ticks=60)
+    ch = ctl.cfg.lcm.channels
+    build_reports = ctl._publish
+    on_bus_then: list[tuple[int, list[str]]] = []
+
+    def reports(*args, **kwargs):
+        on_bus_then.append((ctl.tick, [c for c, _ in bus.sent]))
+        return build_reports(*args, **kwargs)
+    monkeypatch.setattr(ctl, "_publish", reports)
+    assert rt.run() == 0
+    assert len(on_bus_then) == 60
+    for tick, channels in on_bus_then:
+        # Every earlier tick's messages, then this tick's joint command, last.
+        assert channels[-1] == ch["joint_cmd"]
+        assert channels.count(ch["joint_cmd"]) == tick + 1
+    # The whole run's order: each tick's joint_cmd first, its reports, its trace.
+    reference = Controller(load_config())
+    order = []
+    for k in range(60):
+        order += [c for _, c, _ in reference.step(ScriptedClock({}, {}).now + k * 2_000_000, []).messages]
+        order.append(ch["tick_trace"])
+    assert [c for c, _ in bus.sent] == order

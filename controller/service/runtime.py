@@ -18,7 +18,7 @@ import numpy as np
 
 from controller import msgs
 from controller._kernel import lib
-from controller.core.controller import Controller, Timing
+from controller.core.controller import Controller, Outbox, Timing
 from controller.logs import RateLimit, get_logger
 from controller.service.realtime import FrozenHeap
 from controller.service.sdnotify import NEVER, Notifier
@@ -48,6 +48,7 @@ class Runtime:
         self.sim = sim
         self.stepper: SimStepper | None = None   # the sim's thread, while the loop runs
         self.sim_readings: list[tuple[str, bytes]] | None = None   # for the next tick, made by the sim
+        self.sent = 0          # this tick's outbox messages already published (_send)
         self.max_ticks = max_ticks
         self.period_ns = int(round(1e9 / self.cfg.tick_hz))
         # Ring buffers (ns) over the telemetry window; filled counts the valid part.
@@ -112,21 +113,22 @@ class Runtime:
                 if name in SENSORS:
                     inbox.append((ch[name], reading))
         tick = self.ctl.tick
+        self.sent = 0
         try:
             self.ctl.sense(now_ns, inbox)
             inbox += self.bus.drain(ACT_PORTS)
-            out = self.ctl.act(now_ns, inbox, self.timing)
+            out = self.ctl.act(now_ns, inbox, self.timing, self._send)
         except Exception:
             # A bug must not kill the loop: log it (rate-limited) and keep ticking;
-            # the last joint command stays on the bus, and the next tick retries.
+            # the last joint command stays on the bus (this tick's, if the
+            # failure came after it was sent), and the next tick retries.
             self.internal_errors += 1
             if self.error_log.allow("internal_error", now_ns) is not None:
                 self.log.exception("internal_error", count=self.internal_errors)
             self._publish_trace(tick, now_ns, utime)
             return
         self.stepped = True
-        for port, channel, data in out.messages:
-            self.bus.publish(port, channel, data)
+        self._send(out)                     # the tick's reports, after its joint command
         self._publish_trace(tick, now_ns, utime)
         if self.sim is not None:
             # The joint_cmd as the robot's bridge gets it (its joint convention).
@@ -136,6 +138,16 @@ class Runtime:
                 self.stepper.start(bytes(payload), next_utime)
             elif payload is not None:
                 self._advance_sim(bytes(payload), next_utime)
+
+    def _send(self, out: Outbox) -> None:
+        """Publish what `out` holds that this tick has not sent yet, in order:
+        the controller calls it as soon as the joint command is in (act's
+        send_first), the tick once more for the rest."""
+        messages = out.messages
+        for i in range(self.sent, len(messages)):
+            port, channel, data = messages[i]
+            self.bus.publish(port, channel, data)
+        self.sent = len(messages)
 
     def _advance_sim(self, joint_cmd: bytes, next_utime: int) -> None:
         """The simulated robot between two ticks, as a robot and its bridge:
