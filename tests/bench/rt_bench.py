@@ -16,7 +16,11 @@ robot_control_cmd) this runs, one after the other:
   one phase, and the latency would measure that phase, not the daemon). The daemon's
   tick_trace gives every tick's lateness and loop body and the tick that
   accepted each command; the client stamps (CLOCK_MONOTONIC, the daemon's
-  clock) when it sent each command and when that tick's joint_cmd arrived;
+  clock) when it sent each command and when that tick's joint_cmd arrived:
+  judged by the kernel's receive stamp on a socket of the client's
+  (SO_TIMESTAMPNS, the moment the daemon's datagram reached it), and also
+  reported as a Python LCM client's callback saw it (plus that thread's
+  wake-up, which is the client's latency, not the daemon's);
 * TIMEOUTS timeout trials: the client stops; from its last packet to the
   first response showing mode 7;
 * the C loop again, its body spinning as long as motiond's median loop body
@@ -36,6 +40,7 @@ import itertools
 import json
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -85,6 +90,9 @@ CONDITIONS: dict[str, Condition] = {
     "physics-bridge": {"rate_hz": 100.0, "hog": False, "sim": "physics-bridge"},
     "physics-inprocess": {"rate_hz": 100.0, "hog": False, "sim": "physics-inprocess"}}
 JC_TICK = struct.Struct(">q")    # joint_command_t: fingerprint, utime, then tick at byte 16
+LCM_SHORT = b"LC02"              # an LCM datagram holding a whole message: magic, seqno, channel, NUL
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux's value; Python 3.11 may lack the name
+TIMESPEC = struct.Struct("@qq")
 
 
 # -- the C baseline -----------------------------------------------------------------
@@ -147,8 +155,62 @@ def cpu_hogs(enabled: bool) -> Iterator[int]:
 @dataclass
 class Observed:
     traces: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-    jc_arrival: dict[int, int] = field(default_factory=dict)     # tick -> arrival ns
+    jc_arrival: dict[int, int] = field(default_factory=dict)     # tick -> arrival ns (LCM callback)
+    jc_socket: dict[int, int] = field(default_factory=dict)      # tick -> arrival ns (kernel stamp)
+    clock_step_ns: int = 0           # CLOCK_REALTIME stepped against CLOCK_MONOTONIC while listening
     responses: list[tuple[int, int, int]] = field(default_factory=list)   # (ns, mode, bar)
+
+
+def realtime_offset_ns() -> int:
+    """CLOCK_REALTIME minus CLOCK_MONOTONIC: the tightest of a few paired readings
+    (the two are slewed alike; only a step of the wall clock changes it)."""
+    best = None
+    for _ in range(20):
+        a = time.monotonic_ns()
+        r = time.time_ns()
+        b = time.monotonic_ns()
+        if best is None or b - a < best[0]:
+            best = (b - a, r - (a + b) // 2)
+    assert best is not None
+    return best[1]
+
+
+class StampedJointCmd:
+    """Every joint_cmd datagram as it reaches a plain UDP socket joined to the
+    joint port's group, stamped by the kernel on arrival (SO_TIMESTAMPNS,
+    CLOCK_REALTIME, turned into CLOCK_MONOTONIC): when the daemon's message
+    was there for any client, whatever a Python thread then takes to wake."""
+
+    def __init__(self, url: str, channel: str, seen: Observed) -> None:
+        where = url.removeprefix("udpm://").split("?")[0]
+        group, port = where.rsplit(":", 1)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("", int(port)))
+        self.sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                             socket.inet_aton(group) + socket.inet_aton("0.0.0.0"))
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.settimeout(0.05)
+        self.prefix = channel.encode() + b"\0"
+        self.seen = seen
+        self.offset = realtime_offset_ns()
+
+    def spin(self, stop: threading.Event) -> None:
+        ancillary = socket.CMSG_SPACE(TIMESPEC.size)
+        while not stop.is_set():
+            try:
+                data, cmsgs, _, _ = self.sock.recvmsg(65536, ancillary)
+            except TimeoutError:
+                continue
+            if data[:4] != LCM_SHORT or data[8:8 + len(self.prefix)] != self.prefix:
+                continue
+            for level, kind, value in cmsgs:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                    sec, nsec = TIMESPEC.unpack(value[:TIMESPEC.size])
+                    tick = JC_TICK.unpack_from(data, 8 + len(self.prefix) + 16)[0]
+                    self.seen.jc_socket[tick] = sec * 1_000_000_000 + nsec - self.offset
+        self.seen.clock_step_ns = realtime_offset_ns() - self.offset
+        self.sock.close()
 
 
 class Client:
@@ -166,8 +228,10 @@ class Client:
         joint.subscribe(ch["tick_trace"], self._on_trace)
         response = lcm.LCM(cfg.lcm.url("response"))
         response.subscribe(ch["response"], self._on_response)
+        stamped = StampedJointCmd(cfg.lcm.url("joint"), ch["joint_cmd"], self.seen)
         self.threads = [threading.Thread(target=self._spin, args=(inst,), daemon=True)
                         for inst in (joint, response)]
+        self.threads.append(threading.Thread(target=stamped.spin, args=(self.stop,), daemon=True))
         for t in self.threads:
             t.start()
         self.life_count = 0
@@ -397,7 +461,8 @@ def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) ->
         per_window["lateness"].append(quantiles_us([t[2] for t in sel]))
         per_window["loop"].append(quantiles_us([t[3] for t in sel[1:]]))
         per_window["cpu"].append(100.0 * (cpu_b - cpu_a) / ((b - a) / 1e9))
-    latency = command_latency(traces, seen.jc_arrival, bumps)
+    latency = command_latency(traces, seen.jc_socket, bumps)
+    callback = command_latency(traces, seen.jc_arrival, bumps)
     return {
         "ticks": len(window), "ticks_expected": expected,
         "windows": len(per_window["cpu"]), "window_bounds_ns": [bounds[0], bounds[-1]],
@@ -407,11 +472,24 @@ def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) ->
         "loop_us": {k: spread([w[k] for w in per_window["loop"]]) for k in ("p50", "p99")}
         | {"max": quantiles_us(loop)["max"]},
         "cpu_percent": spread(per_window["cpu"]),
-        "command_latency": latency,
+        "command_latency": latency,            # judged: the kernel's arrival stamp
+        "command_latency_callback": callback,  # as a Python LCM callback saw it
+        "clock_step_ns": seen.clock_step_ns,
+        "socket_lead_us": socket_lead(seen),
         # the slowest ticks, to find what made them slow in the daemon's log
         "worst_loops_us": [(t[0] - 1, t[3] / 1e3) for t in sorted(window, key=lambda t: -t[3])[:5]],
         "worst_lateness_us": [(t[0], t[2] / 1e3) for t in sorted(window, key=lambda t: -t[2])[:5]],
     }
+
+
+def socket_lead(seen: Observed) -> dict | None:
+    """How much earlier than the LCM callback the kernel stamped each joint_cmd
+    (the same datagram on two sockets of the client's): never negative but
+    for the clocks' conversion, which this checks."""
+    both = [seen.jc_arrival[t] - ns for t, ns in seen.jc_socket.items() if t in seen.jc_arrival]
+    if not both:
+        return None
+    return {"n": len(both), "min": min(both) / 1e3, "p50": float(np.median(both)) / 1e3}
 
 
 def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[int, int],
@@ -567,6 +645,13 @@ def report(result: dict) -> list[str]:
         if lat.get("in_tick_p99_ms") is not None:
             notes.append(f"cmd->out from the accepting tick's wake-up p50 {lat['in_tick_p50_ms']:.2f} "
                          f"p99 {lat['in_tick_p99_ms']:.2f} ms")
+        seen_late = d.get("command_latency_callback", {})
+        if seen_late.get("all_p99_ms") is not None:
+            notes.append(f"cmd->out as a Python LCM callback saw it p50 "
+                         f"{fmt(seen_late['p50_ms'], 2)} p99 {seen_late['all_p99_ms']:.2f} ms")
+        if abs(d.get("clock_step_ns", 0)) >= 1000:
+            notes.append(f"the wall clock stepped {d['clock_step_ns'] / 1e3:.0f} us against the "
+                         f"monotonic one during the run (arrival stamps off by up to that)")
         if d["ticks"] < d["ticks_expected"]:
             notes.append(f"{d['ticks_expected'] - d['ticks']} tick traces not received")
         if lat.get("unmatched"):
