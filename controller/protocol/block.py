@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, field, replace
 from itertools import count
 from typing import Any
@@ -55,24 +56,46 @@ class Block:
 _ARRAYS = {"vel_des": 3, "rpy_des": 3, "pos_des": 3, "acc_des": 6, "ctrl_point": 3,
            "foot_pose": 6, "step_height": 2}
 
+# robot_control_cmd_lcmt on the wire (SPEC §1.2): the 8-byte fingerprint, then
+# mode, gait_id, contact, life_count (int8), the float arrays above in that
+# order (26 float32) and value, duration (int32), big-endian: 124 bytes. One
+# unpack of the whole packet instead of the generated decoder's nine.
+COMMAND_WIRE = struct.Struct(">8s4b26f2i")
+CommandValues = tuple[Any, ...]   # COMMAND_WIRE's fields after the fingerprint
+
+
+def command_values(msg: Any) -> CommandValues:
+    """A decoded robot_control_cmd_lcmt (or any object with its fields) as
+    the flat values COMMAND_WIRE holds after the fingerprint."""
+    floats: list[float] = []
+    for name, n in _ARRAYS.items():
+        floats += map(float, getattr(msg, name)[:n])
+    return (msg.mode, msg.gait_id, msg.contact, msg.life_count, *floats, msg.value, msg.duration)
+
+
+def block_from_values(v: CommandValues, tick_ms: float) -> Block:
+    """A block from a robot_control_cmd's values (COMMAND_WIRE's order). Raises
+    ValueError, naming the field, when a float is NaN or infinite (SPEC §2.4;
+    bad-input rule)."""
+    f = v[4:30]
+    if not all(map(math.isfinite, f)):
+        start = 0
+        for name, n in _ARRAYS.items():
+            values = f[start:start + n]
+            if not all(map(math.isfinite, values)):
+                raise ValueError(f"{name} is not finite: {values}")
+            start += n
+    # Integer division truncating toward zero: 1 ms -> 0 (continuous), -3 ms -> -1.
+    ticks = int(v[31] / tick_ms)
+    return Block(mode=v[0], gait_id=v[1], contact=v[2], value=v[30], duration=ticks,
+                 life_count=v[3], source=FROM_COMMAND,
+                 vel_des=f[0:3], rpy_des=f[3:6], pos_des=f[6:9], acc_des=f[9:15],
+                 ctrl_point=f[15:18], foot_pose=f[18:24], step_height=f[24:26])
+
 
 def block_from_message(msg: Any, tick_ms: float) -> Block:
-    """A block from a decoded robot_control_cmd_lcmt. Raises ValueError, naming
-    the field, when a float is NaN or infinite (SPEC §2.4; bad-input rule)."""
-    arrays: dict[str, tuple[float, ...]] = {}
-    for name, n in _ARRAYS.items():
-        values = tuple(map(float, getattr(msg, name)[:n]))   # map: on the accepting tick's path
-        if not all(map(math.isfinite, values)):
-            raise ValueError(f"{name} is not finite: {values}")
-        arrays[name] = values
-    # Integer division truncating toward zero: 1 ms -> 0 (continuous), -3 ms -> -1.
-    ticks = int(msg.duration / tick_ms)
-    return Block(mode=msg.mode, gait_id=msg.gait_id, contact=msg.contact,
-                 value=msg.value, duration=ticks,
-                 life_count=msg.life_count, source=FROM_COMMAND,
-                 vel_des=arrays["vel_des"], rpy_des=arrays["rpy_des"], pos_des=arrays["pos_des"],
-                 acc_des=arrays["acc_des"], ctrl_point=arrays["ctrl_point"],
-                 foot_pose=arrays["foot_pose"], step_height=arrays["step_height"])
+    """A block from a decoded robot_control_cmd_lcmt (block_from_values)."""
+    return block_from_values(command_values(msg), tick_ms)
 
 
 def filler_for(popped: Block) -> Block:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from controller.protocol.block import Block, block_from_message
+from controller.protocol.block import Block, CommandValues, block_from_values, command_values
 
 HEARTBEAT_MODE = -1
 
@@ -14,6 +14,9 @@ class IntakeResult:
     block: Block | None = None   # an accepted command
     heartbeat: bool = False      # a repeat or mode -1: refreshes the timer only
     error: str | None = None     # rejected: why
+
+
+HEARTBEAT = IntakeResult(heartbeat=True)   # shared: results are read, never changed
 
 
 class Intake:
@@ -32,14 +35,21 @@ class Intake:
         self.last_rx_ns: int | None = None
 
     def receive(self, msg: Any, now_ns: int) -> IntakeResult:
+        """A decoded robot_control_cmd_lcmt (receive_values)."""
+        return self.receive_values(command_values(msg), now_ns)
+
+    def receive_values(self, values: CommandValues, now_ns: int) -> IntakeResult:
+        """A robot_control_cmd as the values COMMAND_WIRE holds after the
+        fingerprint (mode, gait_id, contact, life_count, ...)."""
         self.last_rx_ns = now_ns
-        if msg.mode == HEARTBEAT_MODE or msg.life_count == self.last_life_count:
-            return IntakeResult(heartbeat=True)
+        life_count = values[3]
+        if values[0] == HEARTBEAT_MODE or life_count == self.last_life_count:
+            return HEARTBEAT
         # The life_count is consumed even when the fields are bad, so the
         # client's heartbeats (same life_count) do not re-report the same error.
-        self.last_life_count = msg.life_count
+        self.last_life_count = life_count
         try:
-            return IntakeResult(block=block_from_message(msg, self.tick_ms))
+            return IntakeResult(block=block_from_values(values, self.tick_ms))
         except ValueError as exc:
             return IntakeResult(error=f"command rejected: {exc}")
 
