@@ -29,6 +29,7 @@ from controller.sim.mjcf import robot_mjcf  # noqa: E402
 from controller.sim.own_model import model_joints  # noqa: E402
 
 EGL_PACKAGES = "libegl1 libegl-mesa0 libgl1-mesa-dri"
+FOLLOW_TAU_S = 0.15     # the camera's follow time constant: smooths a bounce, not a walk
 
 
 class RenderError(RuntimeError):
@@ -85,6 +86,27 @@ def _sample(cfg: Config, states: list[tuple[int, bytes]],
         next_us += step_us
 
 
+class Follow:
+    """Where the camera looks: the trunk's point through a first-order lag of
+    time constant `tau` seconds, so that a bounce does not shake the picture
+    and, at any frame rate, a walk is trailed by at most speed x tau (a blend
+    per frame instead trails by a distance that grows as the rate falls)."""
+
+    def __init__(self, tau: float) -> None:
+        self.tau = tau
+        self.point: np.ndarray | None = None
+        self.t = 0.0
+
+    def update(self, t: float, target: np.ndarray) -> np.ndarray:
+        if self.point is None:
+            self.point = np.array(target, dtype=float)
+        else:
+            blend = 1.0 - np.exp(-max(0.0, t - self.t) / self.tau)
+            self.point = self.point + blend * (np.asarray(target, dtype=float) - self.point)
+        self.t = t
+        return self.point
+
+
 class Painter:
     """The robot's model, a following camera and an offscreen renderer."""
 
@@ -107,7 +129,7 @@ class Painter:
         self.camera.distance = 5.0 * float(cfg.stand_height) + 0.3
         self.camera.azimuth = 120.0
         self.camera.elevation = -18.0
-        self.lookat: np.ndarray | None = None
+        self.follow = Follow(FOLLOW_TAU_S)
 
     def frame(self, pose: Pose) -> np.ndarray:
         d = self.data
@@ -116,9 +138,7 @@ class Painter:
         d.qpos[self.qadr] = self.model_map.positions_to_wire(pose.q)
         mujoco.mj_kinematics(self.model, d)
         target = np.array([pose.position[0], pose.position[1], 0.6 * float(self.cfg.stand_height)])
-        # Follow the trunk smoothly so a bounce does not shake the picture.
-        self.lookat = target if self.lookat is None else 0.8 * self.lookat + 0.2 * target
-        self.camera.lookat[:] = self.lookat
+        self.camera.lookat[:] = self.follow.update(pose.t, target)
         self.renderer.update_scene(d, camera=self.camera)
         return np.asarray(self.renderer.render()).copy()
 
@@ -180,4 +200,4 @@ def _mp4(images: list[np.ndarray], out: Path, fps: float, width: int, height: in
         raise RenderError(f"ffmpeg failed: {proc.stderr.decode(errors='replace').strip()}")
 
 
-__all__ = ["Painter", "Pose", "RecordingError", "RenderError", "annotate", "poses", "render"]
+__all__ = ["Follow", "Painter", "Pose", "RecordingError", "RenderError", "annotate", "poses", "render"]
