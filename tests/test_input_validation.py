@@ -232,10 +232,12 @@ def controller_ast() -> ast.Module:
 
 def decoded_types() -> dict[str, str]:
     """Channel key -> the type the controller decodes it as, from its
-    `self._decode(now_ns, self.ch["KEY"], msgs.TYPE, data)` calls."""
+    `self._decode(now_ns, self.ch["KEY"], msgs.TYPE, data)` calls (and
+    `self._unpack(now_ns, self.ch["KEY"], msgs.TYPE, LAYOUT, data)`, the same
+    for a fixed-layout type read with one unpack)."""
     found = {}
     for node in ast.walk(controller_ast()):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "_decode":
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("_decode", "_unpack"):
             channel, kind = node.args[1], node.args[2]
             assert isinstance(channel, ast.Subscript) and isinstance(kind, ast.Attribute)
             found[ast.literal_eval(channel.slice)] = kind.attr

@@ -12,6 +12,7 @@ the kernel; the response, joint command and status.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -155,7 +156,6 @@ GETUP_UPRIGHT = 0.35         # rad: a getup that ends further from upright left 
 SOURCE_PRIORITY = {FROM_MOTOR: "motor_ctrl", FROM_GOAL: "motion_goal"}
 FIXED_SIZES = {kind: len(kind().encode()) for kind in (
     msgs.robot_control_cmd_lcmt, msgs.motor_ctrl_lcmt, msgs.motion_goal_t)}
-COMMAND_FINGERPRINT = msgs.robot_control_cmd_lcmt._get_packed_fingerprint()
 if FIXED_SIZES[msgs.robot_control_cmd_lcmt] != COMMAND_WIRE.size:   # lcmtypes/ and block.py disagree
     raise ImportError(f"robot_control_cmd_lcmt encodes to {FIXED_SIZES[msgs.robot_control_cmd_lcmt]} bytes, "
                       f"COMMAND_WIRE reads {COMMAND_WIRE.size}")
@@ -341,6 +341,20 @@ class Controller:
             return None
         return msg
 
+    def _unpack(self, now_ns: int, channel: str, kind: Any, layout: struct.Struct,
+                data: bytes) -> tuple[Any, ...] | None:
+        """A fixed-layout type read with one unpack (`layout`: the fingerprint,
+        then every field): the field values, or None after counting a bad
+        packet as _decode does."""
+        if len(data) != layout.size:
+            self._reject_packet(now_ns, channel, f"{len(data)} bytes, a {kind.__name__} has {layout.size}")
+            return None
+        values = layout.unpack(data)
+        if values[0] != kind._get_packed_fingerprint():
+            self._reject_packet(now_ns, channel, f"not a valid {kind.__name__} (wrong fingerprint)")
+            return None
+        return values[1:]
+
     def _on_joint_state(self, now_ns: int, data: bytes) -> bool:
         """Take in a joint_state; True if it was valid."""
         msg = self._decode(now_ns, self.ch["joint_state"], msgs.joint_state_t, data)
@@ -427,18 +441,12 @@ class Controller:
         self.odom.z, self.odom.roll, self.odom.pitch = float(est.position[2]), roll, pitch
 
     def _on_command(self, now_ns: int, data: bytes) -> None:
-        # The command's one fixed layout, unpacked at once (a flood of them
-        # is taken in on the tick's path); checked as _decode checks a packet.
-        kind = msgs.robot_control_cmd_lcmt
-        if len(data) != COMMAND_WIRE.size:
-            self._reject_packet(now_ns, self.ch["command"],
-                                f"{len(data)} bytes, a {kind.__name__} has {COMMAND_WIRE.size}")
+        # One unpack of the command's fixed layout: a flood of them is taken
+        # in on the tick's path.
+        values = self._unpack(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, COMMAND_WIRE, data)
+        if values is None:
             return
-        values = COMMAND_WIRE.unpack(data)
-        if values[0] != COMMAND_FINGERPRINT:
-            self._reject_packet(now_ns, self.ch["command"], f"not a valid {kind.__name__} (wrong fingerprint)")
-            return
-        result = self.intake.receive_values(values[1:], now_ns)
+        result = self.intake.receive_values(values, now_ns)
         if result.heartbeat:
             self.counters.heartbeats += 1
         elif result.error:
