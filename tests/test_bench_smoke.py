@@ -76,7 +76,7 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline():
     assert len(daemon["timeout_ms"]) == 1 and 500 <= daemon["timeout_ms"][0] < 1000
     assert 0 < daemon["cpu_percent"]["median"] < 100
     names = [t["name"] for t in result["targets"]]
-    assert len(names) == 7 and all(n.startswith("[quiet]") for n in names)
+    assert len(names) == 8 and all(n.startswith("[quiet]") for n in names)
     assert "[quiet] MPC plans late" in names          # the joint sim has no IMU: none planned
     assert daemon["planner"] is None or daemon["planner"]["solved"] == 0
     assert len(bench.report(result)) >= 6

@@ -739,8 +739,9 @@ def test_the_watch_catches_a_broken_tick() -> None:
         watch = start(CYBERDOG, stand=False)
         original = watch.rig.ctl.step
 
-        def step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Any = None) -> Any:
-            out = original(now_ns, inbox, timing)
+        def step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Any = None,
+                 late_from: int | None = None) -> Any:
+            out = original(now_ns, inbox, timing, late_from)
             change(watch.rig)
             # re-encode the broken outputs into the joint command already in the outbox
             ctl = watch.rig.ctl

@@ -101,10 +101,11 @@ def failing_between(monkeypatch: pytest.MonkeyPatch, ctl: Controller, clock: Fak
     step = ctl.act
 
     def maybe_failing(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
-                      send_first: Callable[[Outbox], None] | None = None) -> Outbox:
+                      send_first: Callable[[Outbox], None] | None = None,
+                      late_from: int | None = None) -> Outbox:
         if start_ns <= now_ns < end_ns:
             raise RuntimeError("injected failure")
-        return step(now_ns, inbox, timing, send_first)
+        return step(now_ns, inbox, timing, send_first, late_from)
 
     monkeypatch.setattr(ctl, "act", maybe_failing)
 
@@ -180,12 +181,12 @@ def test_a_loop_stuck_inside_a_tick_sends_nothing(rig):
     hung_at: list[int] = []
     step = ctl.act
 
-    def hanging(now_ns, inbox, timing, send_first=None):
+    def hanging(now_ns, inbox, timing, send_first=None, late_from=None):
         if now_ns >= t0 + 300_000_000 and not release.is_set():
             hung_at.append(now_ns)
             entered.set()
             release.wait(30)
-        return step(now_ns, inbox, timing, send_first)
+        return step(now_ns, inbox, timing, send_first, late_from)
 
     ctl.act = hanging
     rt = Runtime(ctl, StubBus(), max_ticks=400, notifier=notifier)

@@ -62,8 +62,8 @@ def timed(monkeypatch):
         step = ctl.act                  # the tick's second half (the runtime calls sense first)
 
         def timed_step(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
-                      send_first: Any = None) -> Outbox:
-            out = step(now_ns, inbox, timing, send_first)
+                       send_first: Any = None, late_from: int | None = None) -> Outbox:
+            out = step(now_ns, inbox, timing, send_first, late_from)
             clock.now += body.get(ctl.tick - 1, 0)
             return out
         monkeypatch.setattr(ctl, "act", timed_step)
@@ -118,8 +118,8 @@ def test_a_signal_mid_tick_still_gets_every_damper_tick(monkeypatch):
     step = ctl.act
 
     def signalled_mid_tick(now_ns: int, inbox: list[tuple[str, bytes]], timing: Timing | None = None,
-                      send_first: Any = None) -> Outbox:
-        out = step(now_ns, inbox, timing, send_first)
+                           send_first: Any = None, late_from: int | None = None) -> Outbox:
+        out = step(now_ns, inbox, timing, send_first, late_from)
         if ctl.tick == 100:                # tick 99 has just been computed
             rt.request_stop(signal.SIGTERM)
         return out
@@ -151,9 +151,10 @@ class PortBus(RecordingBus):
 
 
 def test_a_command_arriving_during_the_state_estimate_makes_the_same_tick(monkeypatch):
-    """The tick drains the joint port, runs Controller.sense, and only then
-    drains the command port: a command that lands while the estimate runs is
-    accepted, and shapes the joint command, in that tick, not the next."""
+    """The tick drains the command port at its wake-up, then the joint port,
+    runs Controller.sense, and drains the command port again: a command that
+    lands while the estimate runs is accepted, and shapes the joint command,
+    in that tick, not the next; the trace counts it as late."""
     monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
     ctl = Controller(load_config())
     bus = PortBus()
@@ -169,10 +170,55 @@ def test_a_command_arriving_during_the_state_estimate_makes_the_same_tick(monkey
             bus.queued["command"].append((ch["command"], cmd.encode()))
     monkeypatch.setattr(ctl, "sense", sense_while_a_command_lands)
     assert rt.run() == 0
-    assert bus.drains == [("joint",), ("command",)] * 3
+    assert bus.drains == [("command",), ("joint",), ("command",)] * 3
     traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ch["tick_trace"]]
     assert [t.commands_accepted for t in traces] == [0, 1, 1]
     assert [t.taken_command for t in traces] == [0, 1, 1]
+    assert [t.taken_command_late for t in traces] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("during_tick", [False, True])
+def test_the_command_timeout_counts_from_the_tick_that_saw_the_last_packet(monkeypatch, during_tick):
+    """SPEC 2.1/2.5: the timeout must not fire before the last packet is
+    500 ms old. A packet that arrived before tick 1 woke is seen by tick 1:
+    the timeout fires on tick 251, 500 ms later. One that arrived while tick
+    1 ran (after its wake-up, during the state estimate) is still taken in by
+    tick 1, but its 500 ms count from tick 2: firing on tick 251 would be
+    early by the time between tick 1's wake-up and the packet."""
+    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
+    ctl = Controller(load_config())
+    bus = PortBus()
+    rt = Runtime(ctl, bus, max_ticks=256)
+    ch = ctl.cfg.lcm.channels
+    cmd = msgs.robot_control_cmd_lcmt()
+    cmd.mode, cmd.life_count = 12, 1
+    sense, act = ctl.sense, ctl.act
+    timed_out: list[bool] = []
+    times: list[int] = []
+
+    def sense_then_arrive(now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
+        sense(now_ns, inbox)
+        if during_tick and ctl.tick == 1:
+            bus.queued["command"].append((ch["command"], cmd.encode()))
+
+    def act_then_arrive(now_ns: int, inbox: list[tuple[str, bytes]], *args: Any) -> Outbox:
+        out = act(now_ns, inbox, *args)
+        timed_out.append(ctl.timed_out)
+        times.append(now_ns)
+        if not during_tick and ctl.tick == 1:     # tick 0 done: lands while tick 1 sleeps
+            bus.queued["command"].append((ch["command"], cmd.encode()))
+        return out
+    monkeypatch.setattr(ctl, "sense", sense_then_arrive)
+    monkeypatch.setattr(ctl, "act", act_then_arrive)
+    assert rt.run() == 0
+    traces = [msgs.tick_trace_t.decode(d) for c, d in bus.sent if c == ch["tick_trace"]]
+    assert [t.taken_command for t in traces[:3]] == [0, 1, 1]       # tick 1 took it in
+    assert traces[1].taken_command_late == (1 if during_tick else 0)
+    assert ctl.counters.timeouts == 1
+    fired = timed_out.index(True, 2)        # ticks 0 and 1: never commanded, then fresh
+    seen = 2 if during_tick else 1
+    assert fired == seen + 250
+    assert times[fired] - times[seen] == 500_000_000
 
 
 def test_the_joint_command_is_on_the_bus_before_the_tick_builds_its_reports(monkeypatch):

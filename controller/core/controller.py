@@ -243,6 +243,7 @@ class Controller:
         self.fault_block = Block(mode=7, source=FROM_FAULT)
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
+        self.period_ns = int(round(1e9 / cfg.tick_hz))
         self.response = msgs.robot_control_response_lcmt()
         # Motor fault bits per joint (the controller's order), published in
         # the wire's (joint_map): controller_status carries every joint's, the
@@ -439,13 +440,13 @@ class Controller:
                      self.fsm.state.planned_contact())
         self.odom.z, self.odom.roll, self.odom.pitch = float(est.position[2]), roll, pitch
 
-    def _on_command(self, now_ns: int, data: bytes) -> None:
+    def _on_command(self, now_ns: int, data: bytes, seen_ns: int) -> None:
         # One unpack of the command's fixed layout: a flood of them is taken
-        # in on the tick's path.
+        # in on the tick's path. seen_ns starts the receive timer (act()).
         values = self._unpack(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, COMMAND_WIRE, data)
         if values is None:
             return
-        result = self.intake.receive_values(values, now_ns)
+        result = self.intake.receive_values(values, seen_ns)
         if result.heartbeat:
             self.counters.heartbeats += 1
         elif result.error:
@@ -901,10 +902,10 @@ class Controller:
 
     # -- the tick ---------------------------------------------------------------------
     def step(self, now_ns: int, inbox: list[tuple[str, bytes]],
-             timing: Timing | None = None) -> Outbox:
+             timing: Timing | None = None, late_from: int | None = None) -> Outbox:
         """One tick: sense() then act() on the same inbox."""
         self.sense(now_ns, inbox)
-        return self.act(now_ns, inbox, timing)
+        return self.act(now_ns, inbox, timing, late_from=late_from)
 
     def sense(self, now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
         """The tick's first half, which no command changes: the odometry of the
@@ -943,7 +944,8 @@ class Controller:
 
     def act(self, now_ns: int, inbox: list[tuple[str, bytes]],
             timing: Timing | None = None,
-            send_first: Callable[[Outbox], None] | None = None) -> Outbox:
+            send_first: Callable[[Outbox], None] | None = None,
+            late_from: int | None = None) -> Outbox:
         """The tick's second half, after sense() at the same now_ns: the other
         packets in `inbox` in arrival order (commands, motor_ctrl, user gaits,
         goals, script requests; sensor packets are sense()'s), faults, the
@@ -951,13 +953,19 @@ class Controller:
         joint command first. `send_first` (the runtime's) is handed the outbox
         as soon as the joint command is in it, before the tick's reports
         (response, odometry, status, events) are built: the robot gets its
-        command that much sooner, and the bus sees the same order."""
+        command that much sooner, and the bus sees the same order.
+        `late_from`: the index in `inbox` from which packets arrived while
+        this tick ran (None: none did). They are taken in now, but seen by the
+        next tick: a robot_control_cmd among them starts its receive timer
+        one period later (SPEC §2.1, controller/protocol/intake.py)."""
         out = self.out
         out.messages.clear()
         ch = self.ch
-        for channel, data in inbox:
+        late_from = len(inbox) if late_from is None else late_from
+        next_tick_ns = now_ns + self.period_ns
+        for i, (channel, data) in enumerate(inbox):
             if channel == ch["command"]:
-                self._on_command(now_ns, data)
+                self._on_command(now_ns, data, now_ns if i < late_from else next_tick_ns)
             elif channel == ch["motor_ctrl"]:
                 self._on_motor_ctrl(now_ns, data)
             elif channel == ch["user_gait_file"]:

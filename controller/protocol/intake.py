@@ -38,10 +38,11 @@ class Intake:
         """A decoded robot_control_cmd_lcmt (receive_values)."""
         return self.receive_values(command_values(msg), now_ns)
 
-    def receive_values(self, values: CommandValues, now_ns: int) -> IntakeResult:
+    def receive_values(self, values: CommandValues, seen_ns: int) -> IntakeResult:
         """A robot_control_cmd as the values COMMAND_WIRE holds after the
-        fingerprint (mode, gait_id, contact, life_count, ...)."""
-        self.last_rx_ns = now_ns
+        fingerprint (mode, gait_id, contact, life_count, ...). `seen_ns`: the
+        time of the tick that sees it, the timer's start (fresh())."""
+        self.last_rx_ns = seen_ns
         life_count = values[3]
         if values[0] == HEARTBEAT_MODE or life_count == self.last_life_count:
             return HEARTBEAT
@@ -56,10 +57,16 @@ class Intake:
     def fresh(self, now_ns: int) -> bool:
         """True while the last robot_control_cmd is younger than the timeout.
 
-        Both times are tick times, so the age is a whole number of ticks plus
-        wake-up jitter; half a tick of slack makes the timeout fire on the
-        exact tick (250 ticks after the one that took the packet in) rather
-        than one tick late whenever that tick woke a few microseconds early.
+        Both times are tick times: the timer starts at the tick that sees the
+        packet, the first to wake after it arrived (one that arrives while a
+        tick runs is taken in by that tick but seen by the next; the runtime
+        says which, controller/service/runtime.py). The age is then a whole
+        number of ticks plus wake-up jitter; half a tick of slack makes the
+        timeout fire on the exact tick (250 ticks after the one that saw the
+        packet) rather than one tick late whenever that tick woke a few
+        microseconds early. It never fires before the packet is 500 ms old,
+        except by the lateness of the tick that saw it when the packet came
+        in between that tick's deadline and its wake-up (microseconds).
         """
         if self.last_rx_ns is None:
             return False

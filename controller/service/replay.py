@@ -4,8 +4,9 @@ and compare what it publishes with what the daemon published.
 The core is a step function of (tick time, packets taken in) on a fresh
 Controller. After every tick the daemon publishes a tick_trace_t saying what
 the tick took in: its monotonic time, the packets taken so far per port with a
-running CRC over them, whether the sim supplied joint_state, whether it was
-shutting down, and how many steps have failed. The recording keeps each port's
+running CRC over them (and how many command packets came in while it ran),
+whether the sim supplied joint_state, whether it was shutting down, and how
+many steps have failed. The recording keeps each port's
 packets in arrival order (controller/service/recording.py), so tick k took in the
 packets between tick k-1's counts and its own, and the CRC proves it.
 
@@ -88,9 +89,9 @@ class Recording:
 
 # A trace is kept as a tuple: a long recording holds hundreds of thousands.
 _TRACE_FIELDS = ("tick", "tick_ns", "utime", "taken_command", "taken_joint", "crc_command",
-                 "crc_joint", "failed_ticks", "flags", "plan_tick")
-TICK, TICK_NS, UTIME, TAKEN_COMMAND, TAKEN_JOINT, CRC_COMMAND, CRC_JOINT, FAILED, FLAGS, PLAN_TICK = \
-    range(len(_TRACE_FIELDS))
+                 "crc_joint", "failed_ticks", "flags", "plan_tick", "taken_command_late")
+(TICK, TICK_NS, UTIME, TAKEN_COMMAND, TAKEN_JOINT, CRC_COMMAND, CRC_JOINT, FAILED, FLAGS, PLAN_TICK,
+ TAKEN_LATE) = range(len(_TRACE_FIELDS))
 
 
 def load_recording(cfg: Config, base: Path) -> Recording:
@@ -173,7 +174,8 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
             return _stop(result, rec, counts, f"tick {ctl.tick}'s trace is missing from the recording "
                          f"(next is tick {t[TICK]}): the logger lost packets")
         # In the daemon's order (controller/service/runtime.py): the joint
-        # port, the in-process sim's sensors, then the command port.
+        # port, the in-process sim's sensors, then the command port, whose
+        # last TAKEN_LATE packets came in while the tick ran.
         inbox: list[tuple[str, bytes]] = []
         for port, count, want in (("joint", t[TAKEN_JOINT], t[CRC_JOINT]),
                                   ("command", t[TAKEN_COMMAND], t[CRC_COMMAND])):
@@ -201,7 +203,7 @@ def replay(cfg: Config, rec: Recording) -> ReplayResult:
         if planner is not None:
             planner.use = t[PLAN_TICK]
         try:
-            out = ctl.step(t[TICK_NS], inbox)
+            out = ctl.step(t[TICK_NS], inbox, late_from=len(inbox) - t[TAKEN_LATE])
         except Exception as exc:  # noqa: BLE001 - reported, as the daemon logged it
             if not daemon_failed:
                 result.differences.append(Difference(t[TICK], "(step)", 0, "exception", "none",

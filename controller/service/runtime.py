@@ -1,9 +1,9 @@
 """The 500 Hz loop: one thread owns the tick.
 
-Each tick: drain the sensors' port (never blocking), Controller.sense, drain
-the command port, Controller.act, publish (the joint command first), advance
-the simulated robot when there is one and read its sensors for the next tick
-(in the loop: on its own thread while this one sleeps,
+Each tick: drain the command port (never blocking), then the sensors' port,
+Controller.sense, the command port again, Controller.act, publish (the joint
+command first), advance the simulated robot when there is one and read its
+sensors for the next tick (in the loop: on its own thread while this one sleeps,
 controller/service/sim_thread.py), then sleep to the next absolute deadline.
 Lateness (wake-up time past the deadline), loop-body time and overruns are
 measured here and reported in controller_status.
@@ -32,7 +32,7 @@ from controller.sim.robot import SENSORS, SimulatedRobot
 INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
           ("joint", ("motor_ctrl",) + SENSORS))
 SENSE_PORTS = ("joint",)      # drained before Controller.sense (the sensors' port) ...
-ACT_PORTS = ("command",)      # ... and these after it, before Controller.act
+ACT_PORTS = ("command",)      # ... these at the wake-up and again after it, before Controller.act
 
 WINDOW_TICKS = 1000           # telemetry window: the last 2 s at 500 Hz
 SHUTDOWN_TICKS = 50           # damper ticks published before exit (100 ms)
@@ -57,6 +57,8 @@ class Runtime:
         self.filled = 0
         self.timing = Timing()
         self.inbox: list[tuple[str, bytes]] = []   # this tick's packets, reused
+        self.early: list[tuple[str, bytes]] = []   # its command-port packets from the wake-up
+        self.taken_late = 0     # command-port packets this tick took in after the estimate
         self.stop_requested = False
         self.overrun_log = RateLimit()
         self.error_log = RateLimit()
@@ -96,9 +98,17 @@ class Runtime:
         t.loop_p99_us = _quantile(np.sort(self.loop[:n]), 0.99) / 1e3
 
     def _tick(self, now_ns: int) -> None:
-        # The sensors first, then the commands: the command port is drained
-        # after the state estimate (Controller.sense), so a command that
-        # arrives meanwhile makes this tick's joint command.
+        # The command port at the wake-up, before anything can wait: what
+        # arrived before the tick woke is seen by it (the receive timer
+        # starts now). Then the sensors, and the command port once more after
+        # the state estimate (Controller.sense): a command that arrived
+        # meanwhile makes this tick's joint command, but it came after the
+        # tick's start, so its timer starts at the next tick (late_from).
+        early = self.early
+        early.clear()
+        early += self.bus.drain(ACT_PORTS)
+        if self.stepper is not None:
+            self.stepper.wait()     # the simulated robot's step and readings since the last tick
         inbox = self.inbox
         inbox.clear()
         inbox += self.bus.drain(SENSE_PORTS)
@@ -112,12 +122,17 @@ class Runtime:
             for name, reading in readings:
                 if name in SENSORS:
                     inbox.append((ch[name], reading))
+        inbox += early
+        late_from = len(inbox)
+        taken_early = self.bus.taken["command"]
+        self.taken_late = 0
         tick = self.ctl.tick
         self.sent = 0
         try:
             self.ctl.sense(now_ns, inbox)
             inbox += self.bus.drain(ACT_PORTS)
-            out = self.ctl.act(now_ns, inbox, self.timing, self._send)
+            self.taken_late = self.bus.taken["command"] - taken_early
+            out = self.ctl.act(now_ns, inbox, self.timing, self._send, late_from)
         except Exception:
             # A bug must not kill the loop: log it (rate-limited) and keep ticking;
             # the last joint command stays on the bus (this tick's, if the
@@ -176,7 +191,8 @@ class Runtime:
             tick, now_ns, utime, bus.taken["command"], bus.taken["joint"],
             _i32(bus.crc["command"]), _i32(bus.crc["joint"]), _i32(self.internal_errors), flags,
             min(self.late_ns, I32_MAX), min(self.prev_loop_ns, I32_MAX),
-            _i32(self.ctl.counters.commands_accepted & 0xFFFFFFFF), self.ctl.plan_tick)
+            _i32(self.ctl.counters.commands_accepted & 0xFFFFFFFF), self.ctl.plan_tick,
+            self.taken_late)
         bus.publish("joint", self.trace_channel, data)
 
     def run(self) -> int:
@@ -200,8 +216,6 @@ class Runtime:
         shutdown_left = SHUTDOWN_TICKS
         while True:
             wake = lib.mk_now_ns()
-            if self.stepper is not None:
-                self.stepper.wait()     # the simulated robot's step and readings since the last tick
             late = wake - deadline
             self.late_ns = max(0, late)
             slot = self.filled % WINDOW_TICKS

@@ -604,6 +604,10 @@ def targets(result: dict) -> list[Target]:
                           2.2, "ms"))
         worst = max(d["timeout_ms"]) if d["timeout_ms"] and not d["timeout_failures"] else float("inf")
         out.append(Target(f"[{name}] timeout, last packet -> mode 7 (worst)", worst, 504, "ms"))
+        # SPEC 2.5: no source for >= 0.5 s, so never before 500 ms.
+        earliest = min(d["timeout_ms"]) if d["timeout_ms"] and not d["timeout_failures"] else 0.0
+        out.append(Target(f"[{name}] timeout, last packet -> mode 7 (earliest)", earliest, 500, "ms",
+                          at_least=True))
         if name in ("quiet", "physics-bridge"):
             out.append(Target(f"[{name}] CPU, share of one core", d["cpu_percent"]["median"], 35, "%"))
         planner = d.get("planner")
