@@ -38,7 +38,7 @@ EPOCH_NS = 1_700_000_000_000_000_000
 class LoggedBus:
     """Packets a client sends arrive on their port; drain() takes them in
     port order as the real Bus does; everything on a port, sent or
-    published, is logged in arrival order, as lcm-logger on that port sees it."""
+    published, is logged in arrival order, as the recorder on that port sees it."""
 
     def __init__(self) -> None:
         self.taken: dict[str, int] = {}

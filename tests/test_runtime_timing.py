@@ -150,18 +150,24 @@ class PortBus(RecordingBus):
         return out
 
 
+def _port_rig(monkeypatch: pytest.MonkeyPatch,
+              ticks: int) -> tuple[Controller, PortBus, Runtime, msgs.robot_control_cmd_lcmt]:
+    """A runtime on the exact fake clock over a PortBus, and a new command to send."""
+    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
+    ctl = Controller(load_config())
+    bus = PortBus()
+    cmd = msgs.robot_control_cmd_lcmt()
+    cmd.mode, cmd.life_count = 12, 1
+    return ctl, bus, Runtime(ctl, bus, max_ticks=ticks), cmd
+
+
 def test_a_command_arriving_during_the_state_estimate_makes_the_same_tick(monkeypatch):
     """The tick drains the command port at its wake-up, then the joint port,
     runs Controller.sense, and drains the command port again: a command that
     lands while the estimate runs is accepted, and shapes the joint command,
     in that tick, not the next; the trace counts it as late."""
-    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
-    ctl = Controller(load_config())
-    bus = PortBus()
-    rt = Runtime(ctl, bus, max_ticks=3)
+    ctl, bus, rt, cmd = _port_rig(monkeypatch, 3)
     ch = ctl.cfg.lcm.channels
-    cmd = msgs.robot_control_cmd_lcmt()
-    cmd.mode, cmd.life_count = 12, 1
     sense = ctl.sense
 
     def sense_while_a_command_lands(now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
@@ -185,13 +191,8 @@ def test_the_command_timeout_counts_from_the_tick_that_saw_the_last_packet(monke
     1 ran (after its wake-up, during the state estimate) is still taken in by
     tick 1, but its 500 ms count from tick 2: firing on tick 251 would be
     early by the time between tick 1's wake-up and the packet."""
-    monkeypatch.setattr(runtime_module, "lib", ScriptedClock({}, {}))
-    ctl = Controller(load_config())
-    bus = PortBus()
-    rt = Runtime(ctl, bus, max_ticks=256)
+    ctl, bus, rt, cmd = _port_rig(monkeypatch, 256)
     ch = ctl.cfg.lcm.channels
-    cmd = msgs.robot_control_cmd_lcmt()
-    cmd.mode, cmd.life_count = 12, 1
     sense, act = ctl.sense, ctl.act
     timed_out: list[bool] = []
     times: list[int] = []

@@ -1,32 +1,31 @@
-"""`motionctl record | replay | plot`: record a session with lcm-logger,
+"""`motionctl record | replay | plot`: record a session as LCM event logs,
 re-run the controller core on it, plot it."""
 from __future__ import annotations
 
 import argparse
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from controller.robot.config import Config
+from controller.service.recorder import QUEUE_CAPACITY, Recorder
 from controller.service.recording import (
     RecordingError,
     base_of,
     existing_parts,
-    logger_argv,
     part_name,
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_DIFFERENT, EXIT_INTERRUPTED = 0, 1, 5, 130
-STOP_WAIT_S = 5.0        # for a logger to flush and exit after SIGINT
 
 RECORD_HELP = """\
-Record every motiond channel (the config's channels, with --namespace) with
-lcm-logger: one logger per LCM port, each writing BASE.<port>.lcmlog.NN, a new
-part every --split-mb MB. Runs until Ctrl-C, SIGTERM or --duration.
+Record every motiond channel (the config's channels, with --namespace) as LCM
+event logs (lcm-logger's format, readable by lcm-logplayer): one
+series per LCM port, BASE.<port>.lcmlog.NN, a new part every --split-mb MB.
+Runs until Ctrl-C, SIGTERM or --duration.
 Start it before motiond if you want to replay the session: replay re-runs the
 daemon from its first tick, and record on the daemon's host: only there do the
 logger and the daemon see each port's packets in the same order.
@@ -51,7 +50,7 @@ every mode change (controller_status) marked, to a PNG. Needs matplotlib
 
 
 def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
-    rec = sub.add_parser("record", help="record every motiond channel with lcm-logger",
+    rec = sub.add_parser("record", help="record every motiond channel as LCM event logs",
                          description=RECORD_HELP, formatter_class=formatter)
     rec.add_argument("-o", "--output", metavar="BASE", type=Path,
                      help="base name of the files (default: motiond-YYYYmmdd-HHMMSS)")
@@ -64,9 +63,10 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
     rec.add_argument("--duration", type=float, default=None, metavar="S",
                      help="stop after S seconds (default: until Ctrl-C)")
     rec.add_argument("--priority", type=int, default=0, metavar="P",
-                     help="run the loggers under SCHED_FIFO at P (1-99), below motiond's "
-                          "realtime.priority, so a busy machine cannot starve them into "
-                          "losing packets (default 0: the normal scheduler)")
+                     help="record under SCHED_FIFO at P (1-99), below motiond's "
+                          "realtime.priority, so a busy machine keeps it behind for less "
+                          f"time (it queues up to {QUEUE_CAPACITY} messages a port meanwhile; "
+                          "default 0: the normal scheduler)")
     rec.set_defaults(func=run_record)
 
     rep = sub.add_parser("replay", help="re-run the controller on a recording and compare",
@@ -84,16 +84,9 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
 
 
 def run_record(args: argparse.Namespace, cfg: Config) -> int:
-    from controller.service.lcmjava import LcmJavaError, lcm_tool
-
     if args.split_mb <= 0 or args.keep < 0 or not 0 <= args.priority <= 99:
         print("motionctl: record: --split-mb must be > 0, --keep >= 0 and --priority in 0-99",
               file=sys.stderr)
-        return EXIT_ERROR
-    try:
-        tool = lcm_tool("lcm-logger")
-    except LcmJavaError as exc:
-        print(f"motionctl: record: {exc}", file=sys.stderr)
         return EXIT_ERROR
     base = args.output or Path(time.strftime("motiond-%Y%m%d-%H%M%S"))
     earlier = existing_parts(base, list(cfg.lcm.ports))
@@ -102,52 +95,35 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
               "recording (two sessions in one recording cannot be replayed)", file=sys.stderr)
         return EXIT_ERROR
     if args.priority:
+        # Before the LCM instances: their receive threads inherit the policy.
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(args.priority))
-        except OSError as exc:     # the loggers inherit the policy; without it, record anyway
+        except OSError as exc:     # without it, record anyway
             print(f"motionctl: record: SCHED_FIFO {args.priority} refused ({exc.strerror}); "
                   "recording at normal priority", file=sys.stderr)
     base.parent.mkdir(parents=True, exist_ok=True)
-    # SIGINT at its default in the loggers: a shell's background job starts
-    # with it ignored, and lcm-logger would then never flush and stop.
-    loggers = {port: subprocess.Popen(logger_argv(tool, cfg.lcm, port, base, args.split_mb, args.keep),
-                                      stderr=subprocess.PIPE, text=True,
-                                      preexec_fn=_default_sigint)
-               for port in cfg.lcm.ports}
-    for port in loggers:
+    try:
+        recorder = Recorder(cfg.lcm, base, int(args.split_mb * 1e6), args.keep)
+    except OSError as exc:
+        print(f"motionctl: record: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    for port in cfg.lcm.ports:
         print(f"recording {cfg.lcm.url(port)} to {part_name(base, port)}.*", flush=True)
     code = EXIT_OK
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        while deadline is None or time.monotonic() < deadline:
-            if any(p.poll() is not None for p in loggers.values()):
-                break
-            time.sleep(0.05)
+        recorder.run(args.duration)
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED if args.duration is not None else EXIT_OK
     finally:
         signal.signal(signal.SIGTERM, previous)
-        for p in loggers.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)      # lcm-logger flushes and closes on SIGINT
-        for port, p in loggers.items():
-            try:
-                _, err = p.communicate(timeout=STOP_WAIT_S)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                _, err = p.communicate()
-            if p.returncode not in (0, -signal.SIGINT):
-                print(f"motionctl: record: lcm-logger on the {port} port failed "
-                      f"({p.returncode}): {err.strip()}", file=sys.stderr)
-                code = EXIT_ERROR
+        recorder.drain()
+        recorder.close()
+    counts = ", ".join(f"{port} {n}" for port, n in recorder.counts.items())
+    print(f"recorded messages: {counts}")
     for path in sorted(base.parent.glob(f"{base.name}.*")):
         print(f"{path}  {path.stat().st_size} bytes")
     return code
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_replay(args: argparse.Namespace, cfg: Config) -> int:

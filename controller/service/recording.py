@@ -1,11 +1,13 @@
-"""Recordings of a motiond session: lcm-logger files, one series per LCM port.
+"""Recordings of a motiond session: LCM event logs (lcm-logger's format),
+one series per LCM port.
 
-lcm-logger listens on one URL and motiond uses one UDP port per kind of
-traffic (config lcm.ports), so a recording named BASE is one logger per port,
-each writing BASE.<port>.lcmlog.NN (NN counts up from 00 when the file is
-split by size; with --keep the newest part is .0 and older ones shift up).
-Within a port the file keeps the order of arrival, which is the order motiond
-took the packets in; that is all replay needs (controller/service/replay.py).
+An LCM instance listens on one URL and motiond uses one UDP port per kind of
+traffic (config lcm.ports), so a recording named BASE is one file series per
+port (controller/service/recorder.py), BASE.<port>.lcmlog.NN (NN counts up
+from 00 when the file is split by size; with --keep the newest part is .0
+and older ones shift up). Within a port the file keeps the order of arrival,
+which is the order motiond took the packets in; that is all replay needs
+(controller/service/replay.py).
 """
 from __future__ import annotations
 
@@ -17,31 +19,12 @@ from typing import Any
 
 import lcm
 
-from controller.robot.config import LcmConfig
-
 SUFFIX = "lcmlog"
 _PART = re.compile(r"^(?P<base>.+)\.(?P<port>[A-Za-z_]+)\." + SUFFIX + r"(\.\d+)?$")
 
 
 class RecordingError(ValueError):
     """A recording is missing, incomplete or unreadable."""
-
-
-LOGGER_RECV_BUF = 4 * 1024 * 1024    # bytes
-
-
-def logger_argv(tool: Path | str, lcm_cfg: LcmConfig, port: str, base: Path,
-                split_mb: float, keep: int) -> list[str]:
-    """The lcm-logger command that records every motiond channel on one port."""
-    channels = "|".join(re.escape(c) for c in sorted(set(lcm_cfg.channels.values())))
-    # lcm-logger 1.5's long --increment takes an argument (it would swallow
-    # the next option), so the short -i.
-    mode = f"--rotate={keep}" if keep > 0 else "-i"
-    # A large socket buffer: a logger starved of CPU for a moment (a loaded
-    # robot computer) catches up instead of losing packets.
-    url = f"{lcm_cfg.url(port)}&recv_buf_size={LOGGER_RECV_BUF}"
-    return [str(tool), "--quiet", f"--lcm-url={url}", f"--channel=^({channels})$",
-            mode, f"--split-mb={split_mb:g}", str(part_name(base, port))]
 
 
 def part_name(base: Path, port: str) -> Path:
@@ -66,6 +49,46 @@ class Event:
     data: bytes
 
 
+EVENT_HEADER = 28     # bytes an event log adds to an event: sync, number, time, two lengths
+
+
+class PortLog:
+    """One port's files: BASE.<port>.lcmlog.00, .01, ..., a new part once
+    one holds split_bytes; or with keep > 0 only the newest `keep` parts,
+    the newest as .0 and the older ones renamed up (the oldest deleted)."""
+
+    def __init__(self, base: Path, port: str, split_bytes: int | None = None, keep: int = 0) -> None:
+        self.stem = str(part_name(base, port))
+        self.split_bytes, self.keep = split_bytes, keep
+        self.parts = 0
+        self.log = self._open()
+
+    def _name(self, k: int) -> str:
+        return f"{self.stem}.{k}" if self.keep else f"{self.stem}.{k:02d}"
+
+    def _open(self) -> lcm.EventLog:
+        self.size = 0
+        if self.keep:
+            Path(self._name(self.keep - 1)).unlink(missing_ok=True)
+            for k in range(min(self.parts, self.keep - 1) - 1, -1, -1):
+                Path(self._name(k)).rename(self._name(k + 1))
+            name = self._name(0)
+        else:
+            name = self._name(self.parts)
+        self.parts += 1
+        return lcm.EventLog(name, "w", overwrite=True)
+
+    def write(self, utime: int, channel: str, data: bytes) -> None:
+        if self.split_bytes is not None and self.size and self.size >= self.split_bytes:
+            self.log.close()
+            self.log = self._open()
+        self.log.write_event(utime, channel, data)
+        self.size += EVENT_HEADER + len(channel) + len(data)
+
+    def close(self) -> None:
+        self.log.close()
+
+
 class RecordingWriter:
     """Writes a recording in the layout above from messages handed to it
     (an in-process trial, controller/sim/trial.py): one file per port,
@@ -73,11 +96,10 @@ class RecordingWriter:
 
     def __init__(self, base: Path, ports: list[str]) -> None:
         base.parent.mkdir(parents=True, exist_ok=True)
-        self.logs = {port: lcm.EventLog(str(part_name(base, port)) + ".00", "w", overwrite=True)
-                     for port in ports}
+        self.logs = {port: PortLog(base, port) for port in ports}
 
     def __call__(self, port: str, utime: int, channel: str, data: bytes) -> None:
-        self.logs[port].write_event(utime, channel, data)
+        self.logs[port].write(utime, channel, data)
 
     def close(self) -> None:
         for log in self.logs.values():
