@@ -48,7 +48,9 @@ class Recorder:
             sub = inst.subscribe(pattern, self._handler(port))
             sub.set_queue_capacity(QUEUE_CAPACITY)
             self.instances[inst.fileno()] = (port, inst)
-            # The file appears once the port is listened to (a caller may wait for it).
+        # The files appear once every port is listened to (a caller may wait
+        # for them), and not at all when a URL cannot be opened.
+        for port in lcm_cfg.ports:
             self.logs[port] = PortLog(base, port, split_bytes, keep)
 
     def _handler(self, port: str) -> Callable[[str, bytes], None]:
