@@ -54,7 +54,7 @@ def test_the_joint_command_buffer_is_reused_not_reallocated():
 def test_the_fixed_encoder_writes_the_trace_as_lcm_gen_does():
     enc = FixedEncoder(msgs.tick_trace_t)
     t = msgs.tick_trace_t()
-    values = (123, 2**62, -9, 5, 6, -(2**31), 2**31 - 1, 3, 2, 1_999_999, 250_000, 77, -1)
+    values = (123, 2**62, -9, 5, 6, -(2**31), 2**31 - 1, 3, 2, 1_999_999, 250_000, 77, -1, 4)
     for name, value in zip(enc.fields, values, strict=True):
         setattr(t, name, value)
     assert bytes(enc.encode(*values)) == t.encode()
