@@ -19,6 +19,7 @@ from controller.service.replay import (
     CRC_COMMAND,
     FLAGS,
     TAKEN_COMMAND,
+    TAKEN_LATE,
     TICK,
     TICK_NS,
     UTIME,
@@ -110,6 +111,28 @@ def a_session() -> Session:
     s.ctl.shutdown()
     s.run(50, heartbeat=False)
     return s
+
+
+def test_a_command_that_arrives_while_a_tick_runs_replays_with_its_timeout() -> None:
+    """A command lands during tick 25's state estimate: tick 25 takes it in,
+    tick 26 sees it, and the timeout damper comes 250 ticks after that. The
+    trace says it came in late; a replay that did not use that would time
+    out one tick early and differ."""
+    s = Session()
+    sense = s.ctl.sense
+
+    def sense_then_arrive(now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
+        sense(now_ns, inbox)
+        if s.ctl.tick == 25:
+            s.send(12)
+    s.ctl.sense = sense_then_arrive   # type: ignore[method-assign]
+    s.run(300, heartbeat=False)
+    assert s.ctl.counters.timeouts == 1
+    rec = s.recording()
+    assert [t[TAKEN_LATE] for t in rec.traces[24:27]] == [0, 1, 0]
+    result = replay(s.cfg, rec)
+    assert result.identical, result.differences[:3]
+    assert result.ticks == 300
 
 
 def test_a_session_replays_to_the_identical_outputs() -> None:

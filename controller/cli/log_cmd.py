@@ -104,9 +104,12 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
     base.parent.mkdir(parents=True, exist_ok=True)
     try:
         recorder = Recorder(cfg.lcm, base, int(args.split_mb * 1e6), args.keep)
-    except (OSError, RuntimeError) as exc:     # RuntimeError: LCM could not open a URL
+    except RuntimeError as exc:     # LCM could not open a URL
         print(f"motionctl: record: {exc} ({', '.join(cfg.lcm.url(p) for p in cfg.lcm.ports)})",
               file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"motionctl: record: {exc}", file=sys.stderr)
         return EXIT_ERROR
     for port in cfg.lcm.ports:
         print(f"recording {cfg.lcm.url(port)} to {part_name(base, port)}.*", flush=True)
@@ -117,11 +120,11 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED if args.duration is not None else EXIT_OK
     finally:
-        signal.signal(signal.SIGTERM, previous)
         try:
             recorder.drain()        # what is queued still goes to the files
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:   # a second Ctrl-C or SIGTERM: stop writing, still close
             code = EXIT_INTERRUPTED
+        signal.signal(signal.SIGTERM, previous)
         recorder.close()
     counts = ", ".join(f"{port} {n}" for port, n in recorder.counts.items())
     print(f"recorded messages: {counts}")

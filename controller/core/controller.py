@@ -243,7 +243,6 @@ class Controller:
         self.fault_block = Block(mode=7, source=FROM_FAULT)
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
-        self.period_ns = int(round(1e9 / cfg.tick_hz))
         self.response = msgs.robot_control_response_lcmt()
         # Motor fault bits per joint (the controller's order), published in
         # the wire's (joint_map): controller_status carries every joint's, the
@@ -440,13 +439,13 @@ class Controller:
                      self.fsm.state.planned_contact())
         self.odom.z, self.odom.roll, self.odom.pitch = float(est.position[2]), roll, pitch
 
-    def _on_command(self, now_ns: int, data: bytes, seen_ns: int) -> None:
+    def _on_command(self, now_ns: int, data: bytes, late: bool) -> None:
         # One unpack of the command's fixed layout: a flood of them is taken
-        # in on the tick's path. seen_ns starts the receive timer (act()).
+        # in on the tick's path. late: it arrived while this tick ran (act()).
         values = self._unpack(now_ns, self.ch["command"], msgs.robot_control_cmd_lcmt, COMMAND_WIRE, data)
         if values is None:
             return
-        result = self.intake.receive_values(values, seen_ns)
+        result = self.intake.receive_values(values, now_ns, late)
         if result.heartbeat:
             self.counters.heartbeats += 1
         elif result.error:
@@ -957,15 +956,15 @@ class Controller:
         `late_from`: the index in `inbox` from which packets arrived while
         this tick ran (None: none did). They are taken in now, but seen by the
         next tick: a robot_control_cmd among them starts its receive timer
-        one period later (SPEC §2.1, controller/protocol/intake.py)."""
+        at the next tick's time (SPEC §2.1, controller/protocol/intake.py)."""
         out = self.out
         out.messages.clear()
         ch = self.ch
         late_from = len(inbox) if late_from is None else late_from
-        next_tick_ns = now_ns + self.period_ns
+        self.intake.begin_tick(now_ns)
         for i, (channel, data) in enumerate(inbox):
             if channel == ch["command"]:
-                self._on_command(now_ns, data, now_ns if i < late_from else next_tick_ns)
+                self._on_command(now_ns, data, i >= late_from)
             elif channel == ch["motor_ctrl"]:
                 self._on_motor_ctrl(now_ns, data)
             elif channel == ch["user_gait_file"]:

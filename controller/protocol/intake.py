@@ -33,16 +33,19 @@ class Intake:
         self.half_tick_ns = int(tick_ms * 500_000)
         self.last_life_count = -1
         self.last_rx_ns: int | None = None
+        self.seen_next = False     # the last packet came in while a tick ran: the next one sees it
 
     def receive(self, msg: Any, now_ns: int) -> IntakeResult:
         """A decoded robot_control_cmd_lcmt (receive_values)."""
         return self.receive_values(command_values(msg), now_ns)
 
-    def receive_values(self, values: CommandValues, seen_ns: int) -> IntakeResult:
+    def receive_values(self, values: CommandValues, now_ns: int, late: bool = False) -> IntakeResult:
         """A robot_control_cmd as the values COMMAND_WIRE holds after the
-        fingerprint (mode, gait_id, contact, life_count, ...). `seen_ns`: the
-        time of the tick that sees it, the timer's start (fresh())."""
-        self.last_rx_ns = seen_ns
+        fingerprint (mode, gait_id, contact, life_count, ...), taken in by the
+        tick at now_ns. `late`: it arrived while that tick ran, so the next
+        tick is the one that sees it and starts its timer (begin_tick)."""
+        self.last_rx_ns = now_ns
+        self.seen_next = late
         life_count = values[3]
         if values[0] == HEARTBEAT_MODE or life_count == self.last_life_count:
             return HEARTBEAT
@@ -54,6 +57,14 @@ class Intake:
         except ValueError as exc:
             return IntakeResult(error=f"command rejected: {exc}")
 
+    def begin_tick(self, now_ns: int) -> None:
+        """Before a tick takes in its packets: a packet the previous tick took
+        in late is seen now, and its timer starts at this tick's time (the
+        tick woke after that one ended, so after the packet arrived)."""
+        if self.seen_next:
+            self.last_rx_ns = now_ns
+            self.seen_next = False
+
     def fresh(self, now_ns: int) -> bool:
         """True while the last robot_control_cmd is younger than the timeout.
 
@@ -64,9 +75,9 @@ class Intake:
         number of ticks plus wake-up jitter; half a tick of slack makes the
         timeout fire on the exact tick (250 ticks after the one that saw the
         packet) rather than one tick late whenever that tick woke a few
-        microseconds early. It never fires before the packet is 500 ms old,
-        except by the lateness of the tick that saw it when the packet came
-        in between that tick's deadline and its wake-up (microseconds).
+        microseconds early. So it fires before the packet is 500 ms old only
+        by the lateness of the tick that saw it, for a packet that came in
+        between that tick's deadline and its wake-up (microseconds).
         """
         if self.last_rx_ns is None:
             return False

@@ -75,7 +75,7 @@ class ProcessPlanner:
         self._waiting: list[int] = []           # ticks of requests not back yet
         self.alive = True
         # Its imports run now, at the normal priority, not after set_priority
-        # has raised it above other real-time work (a recorder's loggers).
+        # has raised it above other real-time work (`motionctl record`).
         try:
             ready = self._conn.poll(READY_WAIT_S) and self._conn.recv_bytes() == READY
         except (EOFError, OSError):

@@ -50,13 +50,20 @@ class Recorder:
             self.instances[inst.fileno()] = (port, inst)
         # The files appear once every port is listened to (a caller may wait
         # for them), and not at all when a URL cannot be opened.
-        for port in lcm_cfg.ports:
-            self.logs[port] = PortLog(base, port, split_bytes, keep)
+        try:
+            for port in lcm_cfg.ports:
+                self.logs[port] = PortLog(base, port, split_bytes, keep)
+        except OSError:
+            self.close()
+            raise
 
     def _handler(self, port: str) -> Callable[[str, bytes], None]:
         logs, counts = self.logs, self.counts
 
         def on_message(channel: str, data: bytes) -> None:
+            # The time it is written: LCM's Python handler gets no receive
+            # stamp. Within milliseconds of the arrival while the recorder
+            # keeps up; a backlog it catches up on is stamped as it is written.
             logs[port].write(time.time_ns() // 1000, channel, data)
             counts[port] += 1
         return on_message

@@ -44,7 +44,7 @@ def base_of(path: Path) -> Path:
 
 @dataclass(frozen=True)
 class Event:
-    timestamp_us: int     # when the logger received it (host clock)
+    timestamp_us: int     # when the recorder wrote it (host clock; replay uses the order only)
     channel: str
     data: bytes
 
@@ -80,8 +80,8 @@ class PortLog:
 
     def write(self, utime: int, channel: str, data: bytes) -> None:
         if self.split_bytes is not None and self.size and self.size >= self.split_bytes:
-            self.log.close()
-            self.log = self._open()
+            full, self.log = self.log, self._open()    # a usable log at every moment
+            full.close()
         self.log.write_event(utime, channel, data)
         self.size += EVENT_HEADER + len(channel) + len(data)
 

@@ -136,7 +136,8 @@ class Runtime:
         except Exception:
             # A bug must not kill the loop: log it (rate-limited) and keep ticking;
             # the last joint command stays on the bus (this tick's, if the
-            # failure came after it was sent), and the next tick retries.
+            # failure came after it was sent), and the next tick retries. The
+            # packets this tick took in go with it (a replay drops them alike).
             self.internal_errors += 1
             if self.error_log.allow("internal_error", now_ns) is not None:
                 self.log.exception("internal_error", count=self.internal_errors)

@@ -6,7 +6,8 @@ the same. After a tick's outputs are out, the runtime hands this thread a
 job (controller/service/runtime.py: step the simulated robot under the
 joint_cmd it published, MuJoCo and the sensor model, then make and publish
 the next tick's readings), which runs while the tick loop sleeps; the next
-tick waits for it to finish before it reads anything, so every tick sees
+tick waits for it to finish before it reads the sensors' port (only the
+command port is drained before, at the wake-up), so every tick sees
 exactly the state it would see with the job done in line (the same
 readings, in the same order). The controller's loop body no longer carries
 the simulator's cost; the process's CPU figure still does.
