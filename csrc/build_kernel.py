@@ -84,17 +84,25 @@ ffibuilder.cdef(
         double dt, rx, ry;
         double min_swing_share;
         double foot_radius;
+        double cross_coupling;
+        int32_t zero_target;
+        const double *cmd;
+        const double *lo, *hi;
+        double *target;
+        int32_t timing_stand;
         double length, width;
-        double vx, vy, wz;
-        double fbx, fby;
+        double ax_up, ax_down, ay, ayaw;
         double height, pitch;
         int32_t has_offset;
         const double *nominal;
         const double *half;
         const double *offset;
         const double *apex;
-        const double *stance_now;
-        const double *run_start, *run_len;
+        const uint8_t *contact;
+        const int64_t *run_start, *run_length;
+        int64_t segment_ticks, phase;
+        const double *feedback;
+        double *v;
         double *feet;
         uint8_t *swinging;
         int64_t *swing_tick, *swing_ticks;
@@ -102,14 +110,45 @@ ffibuilder.cdef(
         double *swing_apex;
         double *out;
     } mk_gait;
-    void mk_gait_legs(mk_gait *g);
+    void mk_gait_target(mk_gait *g);
+    void mk_gait_step(mk_gait *g);
+    double mk_gait_stride_ratio(const mk_gait *g, const double *half, const double *v);
+    typedef struct {
+        int32_t legs;
+        double dt, yaw_slack, position_slack, foot_radius, placement_gain;
+        double weight;
+        const double *com_offset;
+        const double *torque_limit;
+        const double *rot;
+        const double *x;
+        const double *est_feet;
+        const double *jacobian;
+        const double *v;
+        double height;
+        const uint8_t *swinging;
+        const int64_t *swing_tick, *swing_ticks;
+        int32_t started;
+        double yaw_des;
+        double *p_des;
+        double yaw, cos_yaw, sin_yaw;
+        double *com, *v_world;
+        double *feet;
+        uint8_t *down;
+        const double *plan_forces;
+        double *forces;
+        double *tau, *tau_ff;
+        double *placement;
+    } mk_balance;
+    void mk_balance_reference(mk_balance *b);
+    int32_t mk_balance_torques(mk_balance *b);
     """
 )
 ffibuilder.set_source(
     "controller._kernel",
     '#include "kernel.h"',
     sources=[os.path.join(REL, name) for name in
-             ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c", "gait.c")],
+             ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c", "gait.c",
+              "balance.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

@@ -1,10 +1,11 @@
-/* One tick of every leg of the open-loop gait generator
- * (controller/motion/gait.py, whose docstring describes the gait): stance
- * feet fixed in the world, swings lifting off when the timetable says and
- * landing on their own clock at a Raibert point kept inside the half-stride
- * ellipse, then the feet in the pitched body frame. Here because it runs
- * every tick over a few legs, where Python's per-call cost dominates.
- * No allocation (see kernel.h). */
+/* One tick of the open-loop gait generator (controller/motion/gait.py,
+ * whose docstring describes the gait): the commanded velocity inside the
+ * gait's window, limited by what the stance feet can reach and by the
+ * gait's accelerations; then every leg: stance feet fixed in the world,
+ * swings lifting off when the timetable says and landing on their own clock
+ * at a Raibert point kept inside the half-stride ellipse, and the feet in
+ * the pitched body frame. Here because it runs every tick over a few legs,
+ * where Python's per-call cost dominates. No allocation (see kernel.h). */
 #include "kernel.h"
 
 #include <math.h>
@@ -19,9 +20,127 @@ static double bump(double s)
     return 64.0 * pow(s * (1.0 - s), 3.0);
 }
 
-void mk_gait_legs(mk_gait *g)
+static double clamp(double x, double lo, double hi)
 {
-    const double dt = g->dt, vx = g->vx, vy = g->vy, wz = g->wz;
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+void mk_gait_target(mk_gait *g)
+{
+    double *t = g->target;
+    if (g->zero_target) {
+        t[0] = t[1] = t[2] = 0.0;
+        return;
+    }
+    const double *lo = g->lo, *hi = g->hi;
+    for (int i = 0; i < 3; i++)
+        t[i] = clamp(g->cmd[i], lo[i], hi[i]);
+    double x_max = -lo[0] > hi[0] ? -lo[0] : hi[0];
+    if (x_max < 1e-9)
+        x_max = 1e-9;
+    const double full = fabs(t[0]) / x_max;
+    const double share = 1.0 - g->cross_coupling * (full < 1.0 ? full : 1.0);
+    for (int i = 1; i < 3; i++)
+        t[i] = clamp(t[i], lo[i] * share, hi[i] * share);
+}
+
+static double stride_ratio(const mk_gait *g, const double *half, double vx, double vy, double wz)
+{
+    double most = 0.0;
+    for (int32_t leg = 0; leg < g->legs; leg++) {
+        const double nx = g->nominal[2 * leg], ny = g->nominal[2 * leg + 1], h = half[leg];
+        const double dx = (vx - wz * ny) * (h / g->rx);
+        const double dy = (vy + wz * nx) * (h / g->ry);
+        const double r = dx * dx + dy * dy;
+        if (r > most)
+            most = r;
+    }
+    return sqrt(most);
+}
+
+double mk_gait_stride_ratio(const mk_gait *g, const double *half, const double *v)
+{
+    return stride_ratio(g, half, v[0], v[1], v[2]);
+}
+
+/* Where a leg is in the timetable now: stance?, ticks into its run, the run's length. */
+typedef struct {
+    int stance;
+    double start, length;
+} schedule;
+
+static schedule leg_schedule(const mk_gait *g, int32_t leg)
+{
+    const int64_t seg_t = g->segment_ticks, segment = g->phase / seg_t;
+    const int64_t k = segment * g->legs + leg;
+    schedule s = {g->contact[k] != 0, (double)(g->run_start[k] * seg_t + g->phase % seg_t),
+                  (double)(g->run_length[k] * seg_t)};
+    return s;
+}
+
+/* The largest share of the target velocity that keeps every stance foot
+ * inside the half-stride ellipse until its lift-off (open loop cannot step
+ * faster): the foot at p moves to p - s u tau, a quadratic in s per foot. */
+static double stance_reach(const mk_gait *g, double tx, double ty, double tw)
+{
+    double scale = 1.0;
+    for (int32_t leg = 0; leg < g->legs; leg++) {
+        const schedule now = leg_schedule(g, leg);
+        if (g->swinging[leg] || !now.stance)
+            continue;
+        const double px = g->feet[2 * leg], py = g->feet[2 * leg + 1];
+        const double nx = g->nominal[2 * leg], ny = g->nominal[2 * leg + 1];
+        const double tau = (now.length - now.start) * g->dt;
+        const double wx = (tx - tw * py) * tau / g->rx, wy = (ty + tw * px) * tau / g->ry;
+        const double dx = (px - nx * g->length) / g->rx, dy = (py - ny * g->width) / g->ry;
+        const double a = wx * wx + wy * wy;
+        const double b = dx * wx + dy * wy;
+        const double c = dx * dx + dy * dy - 1.0;
+        double s;
+        if (c > 0.0)             /* already outside: only motion back inward */
+            s = b > 0.0 ? 0.0 : 1.0;
+        else if (a > 1e-12) {
+            const double d = b * b - a * c;
+            s = (b + sqrt(d > 0.0 ? d : 0.0)) / a;
+        } else
+            s = 1.0;
+        if (s < scale)
+            scale = s;
+    }
+    return clamp(scale, 0.0, 1.0);
+}
+
+static void gait_legs(mk_gait *g);
+
+void mk_gait_step(mk_gait *g)
+{
+    double tx = g->target[0], ty = g->target[1], tw = g->target[2];
+    if (!g->timing_stand) {
+        const double ratio = stride_ratio(g, g->half, tx, ty, tw);
+        if (ratio > 1.0) {
+            tx = tx / ratio;
+            ty = ty / ratio;
+            tw = tw / ratio;
+        }
+        const double scale = stance_reach(g, tx, ty, tw);
+        tx = tx * scale;
+        ty = ty * scale;
+        tw = tw * scale;
+    }
+    /* Rate limits toward the target: x_up while |vx| grows, x_down otherwise. */
+    double *v = g->v;
+    const double vx = v[0], vy = v[1], wz = v[2], dt = g->dt;
+    const int growing = fabs(tx) > fabs(vx) && tx * vx >= 0.0;
+    const double ax = (growing ? g->ax_up : g->ax_down) * dt;
+    v[0] = vx + clamp(tx - vx, -ax, ax);
+    v[1] = vy + clamp(ty - vy, -g->ay * dt, g->ay * dt);
+    v[2] = wz + clamp(tw - wz, -g->ayaw * dt, g->ayaw * dt);
+    gait_legs(g);
+}
+
+static void gait_legs(mk_gait *g)
+{
+    const double dt = g->dt, vx = g->v[0], vy = g->v[1], wz = g->v[2];
     const double c = cos(g->pitch), s = sin(g->pitch);
     for (int32_t leg = 0; leg < g->legs; leg++) {
         const double nx = g->nominal[2 * leg] * g->length;
@@ -44,8 +163,9 @@ void mk_gait_legs(mk_gait *g)
             fy = sy;
             /* The timetable wants a swing: lift off, unless its window is
              * mostly over (e.g. just after a gait switch). */
-            const double start = g->run_start[leg], length = g->run_len[leg];
-            if (g->stance_now[leg] == 0.0 && !landed && start <= (1.0 - g->min_swing_share) * length) {
+            const schedule now = leg_schedule(g, leg);
+            const double start = now.start, length = now.length;
+            if (!now.stance && !landed && start <= (1.0 - g->min_swing_share) * length) {
                 swinging = 1;
                 g->swing_tick[leg] = 0;
                 const int64_t ticks = (int64_t)(length - start);
@@ -58,8 +178,8 @@ void mk_gait_legs(mk_gait *g)
         g->swinging[leg] = (uint8_t)swinging;
         /* Landing point: Raibert at the current velocity, plus a user gait's
          * offset, kept inside the reachable half-stride. */
-        double lx = g->half[leg] * (vx - wz * ny) + g->fbx;
-        double ly = g->half[leg] * (vy + wz * nx) + g->fby;
+        double lx = g->half[leg] * (vx - wz * ny) + g->feedback[0];
+        double ly = g->half[leg] * (vy + wz * nx) + g->feedback[1];
         if (g->has_offset) {
             lx = lx + g->offset[2 * leg];
             ly = ly + g->offset[2 * leg + 1];

@@ -151,26 +151,43 @@ typedef struct {
 
 void mk_odometry_step(mk_odometry *o);
 
-/* One tick of every leg of the open-loop gait generator (gait.c; the gait
- * is controller/motion/gait.py's): per-tick inputs written by the caller,
- * the generator's state arrays updated in place, the feet in the pitched
- * body frame into out. */
+/* One tick of the open-loop gait generator (gait.c; the gait is
+ * controller/motion/gait.py's). mk_gait_target: the commanded velocity
+ * inside the window [lo, hi] with the cross-coupling (zero_target: zero).
+ * mk_gait_step: that target scaled down to what the stance feet can reach,
+ * the velocity v rate-limited toward it, then every leg one tick: the
+ * generator's state arrays updated in place, the feet in the pitched body
+ * frame into out. mk_gait_stride_ratio: how far the feet would travel in
+ * half a stance (per leg, half) at velocity v, as a share of the half-stride
+ * ellipse. */
 typedef struct {
     int32_t legs;
     double dt, rx, ry;           /* tick, s; the half-stride ellipse, m */
     double min_swing_share;      /* a late swing keeps at least this share of its run */
     double foot_radius;          /* m */
-    double length, width;        /* the timing's stance scale, this tick */
-    double vx, vy, wz;           /* the body's velocity, level frame */
-    double fbx, fby;             /* the landing feedback, m */
+    double cross_coupling;       /* at full |vx| the vy and yaw windows shrink by this share */
+    /* this tick's command and window */
+    int32_t zero_target;
+    const double *cmd;           /* 3: commanded vx, vy, yaw rate */
+    const double *lo, *hi;       /* 3 each: the window */
+    double *target;              /* 3: out of mk_gait_target */
+    /* the timing in force and the gait's acceleration limits */
+    int32_t timing_stand;
+    double length, width;        /* the timing's stance scale */
+    double ax_up, ax_down, ay, ayaw;
     double height, pitch;        /* body height, m; pitch, rad */
     int32_t has_offset;          /* a user gait's landing offsets apply */
     const double *nominal;       /* legs x 2 */
     const double *half;          /* legs: half a stance, s */
     const double *offset;        /* legs x 2 */
     const double *apex;          /* legs: the step height for swings starting now */
-    const double *stance_now;    /* legs: the timetable, 1 stance, 0 swing */
-    const double *run_start, *run_len;   /* legs: ticks into the run, its length */
+    /* the timing's timetable (segments x legs, row-major): stance?, and per
+     * stance/swing run the segments since it started and its length */
+    const uint8_t *contact;
+    const int64_t *run_start, *run_length;
+    int64_t segment_ticks, phase;        /* ticks a segment; ticks into the cycle */
+    const double *feedback;      /* 2: the closed loop's landing offset, level frame */
+    double *v;                   /* 3: the body's velocity, level frame */
     double *feet;                /* legs x 2, level frame */
     uint8_t *swinging;           /* legs */
     int64_t *swing_tick, *swing_ticks;   /* legs */
@@ -179,6 +196,49 @@ typedef struct {
     double *out;                 /* legs x 3, body frame */
 } mk_gait;
 
-void mk_gait_legs(mk_gait *g);
+void mk_gait_target(mk_gait *g);
+void mk_gait_step(mk_gait *g);
+double mk_gait_stride_ratio(const mk_gait *g, const double *half, const double *v);
+
+/* One tick of the closed-loop trot (balance.c; controller/motion/balance.py
+ * says what it does). mk_balance_reference moves the reference on and fills
+ * yaw, com, v_world, feet and down for the MPC's request; then, with
+ * plan_forces the plan's forces for this tick (legs x 3, world frame) or NULL
+ * (no plan: the feet down share the weight), mk_balance_torques writes the
+ * forces, the torques tau = -J^T R^T f, tau_ff (tau within the torque limit)
+ * and the landing feedback; it returns 1 when it had no plan. */
+typedef struct {
+    int32_t legs;
+    double dt, yaw_slack, position_slack, foot_radius, placement_gain;
+    double weight;               /* N: the body's weight, the fallback's to share */
+    const double *com_offset;    /* 3, body frame */
+    const double *torque_limit;  /* 3 legs, N m */
+    /* the state estimate */
+    const double *rot;           /* 3 x 3, body to world */
+    const double *x;             /* position (3) then velocity (3), world frame */
+    const double *est_feet;      /* legs x 3, body frame */
+    const double *jacobian;      /* legs x 3 x 3 */
+    /* the gait generator */
+    const double *v;             /* 3: its limited vx, vy, yaw rate */
+    double height;               /* its body height, m */
+    const uint8_t *swinging;
+    const int64_t *swing_tick, *swing_ticks;
+    /* kept between ticks (started = 0: the next tick starts the reference at the estimate) */
+    int32_t started;
+    double yaw_des;
+    double *p_des;               /* 3 */
+    /* outputs */
+    double yaw, cos_yaw, sin_yaw;
+    double *com, *v_world;       /* 3 each, world frame */
+    double *feet;                /* legs x 3: the estimate's feet, the foot radius off z */
+    uint8_t *down;               /* legs */
+    const double *plan_forces;   /* input of mk_balance_torques */
+    double *forces;              /* legs x 3, world frame */
+    double *tau, *tau_ff;        /* 3 legs */
+    double *placement;           /* 2 */
+} mk_balance;
+
+void mk_balance_reference(mk_balance *b);
+int32_t mk_balance_torques(mk_balance *b);
 
 #endif

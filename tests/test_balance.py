@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import signal
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,16 +17,21 @@ from harness import Rig
 
 from controller.behaviours.locomotion import Locomotion
 from controller.core.controller import Controller
+from controller.motion.balance import BalanceController
 from controller.motion.mpc import GRAVITY, ConvexMpc
 from controller.motion.planner import InlinePlanner, Planner, ReplayPlanner
 from controller.robot.config import load_config
 from controller.robot.config.balance import BalanceConfig
+from controller.robot.config.quadruped import Geometry
+from controller.robot.kinematics import QuadrupedKinematics
 from controller.service.planner_process import ProcessPlanner
 from controller.sim.trial import Trial
 
 CFG = load_config()
 assert CFG.balance is not None
 BAL: BalanceConfig = CFG.balance
+assert isinstance(CFG.geometry, Geometry)
+CFG_KIN = QuadrupedKinematics(CFG.geometry)
 HEIGHT = 0.25
 
 
@@ -113,6 +120,94 @@ def test_a_replay_uses_the_plans_the_recording_names_even_a_late_one() -> None:
     assert (replay.stats.asked, replay.stats.used) == (117, 100)
     replay.use = -1                       # no plan ready: the tick shares the weight
     assert replay.plan(118) is None
+
+
+class _HeldPlan(InlinePlanner):
+    """A planner whose plan is given: (plan, sampled tick) or None."""
+
+    def __init__(self, mpc: ConvexMpc) -> None:
+        super().__init__(mpc, 0)
+        self.held: tuple[np.ndarray, int] | None = None
+
+    def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
+        return self.held
+
+
+def _body_and_gen(rng: np.random.Generator) -> tuple[Any, Any]:
+    """A turned, tilted estimate with arbitrary leg Jacobians, and a generator
+    with legs 1 and 2 in the air."""
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    rot = np.ascontiguousarray(q * np.sign(np.linalg.det(q)))
+    x = np.concatenate([[0.3, -0.2, 0.27], [0.4, 0.1, 0.0]])
+    body = SimpleNamespace(rot=rot, gyro=np.zeros(3), feet=rng.normal(scale=0.2, size=(4, 3)),
+                           jacobian=rng.normal(size=(4, 3, 3)), position=x[0:3], velocity=x[3:6])
+    gen = SimpleNamespace(v=np.array([0.5, -0.1, 0.3]), height=0.25, phase=1, pitch=0.0,
+                          swinging=np.array([False, True, True, False]),
+                          swing_tick=np.array([0, 5, 3, 0], dtype=np.int64),
+                          swing_ticks=np.array([1, 40, 40, 1], dtype=np.int64), feedback=np.zeros(2))
+    return body, gen
+
+
+def test_the_stance_torques_are_the_plans_forces_through_the_leg_jacobians_within_the_limit() -> None:
+    """csrc/balance.c against its definition: tau = -J^T R^T f on the legs
+    down (the legs in the air push nothing), clipped to the torque limit; no
+    plan: the legs down share the weight; the landing feedback is the
+    velocity error in the heading frame."""
+    rng = np.random.default_rng(7)
+    body, gen = _body_and_gen(rng)
+    planner = _HeldPlan(ConvexMpc(BAL, 4))
+    limit = np.full(12, 3.0)
+    tau_ff = np.zeros(12)
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, limit, tau_ff)
+    bal.submitted = True                    # no MPC request: phase 1 is not a step boundary
+    plan = rng.normal(scale=40.0, size=planner.mpc.layout.plan_size)
+    planner.held = (plan, 95)               # sampled 5 ticks ago: its first step (15 ticks a step)
+    tau = bal.tick(100, body, gen).copy()
+    down = ~gen.swinging
+    f = plan[:-1].reshape(planner.mpc.layout.horizon, 4, 3)[0] * down[:, None]
+    want = np.einsum("lji,lj->li", body.jacobian, -(f @ body.rot)).reshape(-1)
+    assert np.allclose(tau, want, rtol=0, atol=1e-12) and np.abs(want).max() > 3.0
+    assert np.array_equal(tau_ff, np.clip(want, -3.0, 3.0))
+    yaw = np.arctan2(body.rot[1, 0], body.rot[0, 0])
+    heading = np.array([[np.cos(yaw), np.sin(yaw)], [-np.sin(yaw), np.cos(yaw)]])
+    error = heading @ body.velocity[:2] - gen.v[:2]
+    assert np.allclose(gen.feedback, BAL.placement_gain * error, rtol=0, atol=1e-12)
+    assert bal.fallbacks == 0
+    planner.held = None                     # no plan: the two legs down carry the weight
+    bal.tick(101, body, gen)
+    assert bal.fallbacks == 1
+    assert np.array_equal(bal.forces[:, 2], np.where(down, BAL.mass * 9.81 / 2, 0.0))
+    assert (bal.forces[:, :2] == 0.0).all()
+    planner.held = (plan, 101 - 15 * planner.mpc.layout.horizon)   # past its horizon: the same
+    bal.tick(101, body, gen)
+    assert bal.fallbacks == 2
+
+
+def test_the_reference_follows_the_command_within_its_slack_of_the_estimate() -> None:
+    rng = np.random.default_rng(3)
+    body, gen = _body_and_gen(rng)
+    planner = _HeldPlan(ConvexMpc(BAL, 4))
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, np.full(12, 30.0), np.zeros(12))
+    bal.submitted = True
+    bal.tick(1, body, gen)                  # starts at the estimate
+    com = body.position + body.rot @ np.asarray(BAL.com_offset)
+    yaw = np.arctan2(body.rot[1, 0], body.rot[0, 0])
+    assert np.allclose(bal.p_des[:2], com[:2] + world_velocity(yaw, gen.v) * CFG.dt, atol=1e-12)
+    assert bal.p_des[2] == pytest.approx(gen.height + (body.rot @ np.asarray(BAL.com_offset))[2])
+    for tick in range(2, 2000):             # the estimate stands still: the reference stops at its slack
+        bal.tick(tick, body, gen)
+    assert np.allclose(bal.p_des[:2] - com[:2], BAL.position_slack * np.sign(world_velocity(yaw, gen.v)),
+                       atol=1e-12)                                   # each axis its own slack
+    assert bal.yaw_des - yaw == pytest.approx(0.1)          # YAW_SLACK, turning left
+    bal.reset()                             # a new entry starts again at the estimate
+    bal.submitted = True
+    bal.tick(2000, body, gen)
+    assert bal.yaw_des == pytest.approx(yaw + gen.v[2] * CFG.dt)
+
+
+def world_velocity(yaw: float, v: np.ndarray) -> np.ndarray:
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1]])
 
 
 def test_the_worker_process_gives_the_inline_plan_and_counts_a_late_one() -> None:

@@ -65,7 +65,7 @@ class Locomotion(Behaviour):
         self.balance: BalanceController | None = None
         if self.cfg.balance is not None and robot.planner is not None:
             self.balance = BalanceController(self.cfg.balance, robot.kin, self.legs, robot.dt,
-                                             robot.planner)
+                                             robot.planner, self.cfg.torque_limit, self.kernel.tau_ff)
             self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop
@@ -175,12 +175,7 @@ class Locomotion(Behaviour):
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
-        tau = self.balance.tick(ctx.tick, ctx.body, gen)
-        limit = self.cfg.torque_limit
-        ff = self.kernel.tau_ff        # np.clip(tau, -limit, limit), without its wrapper
-        np.maximum(tau, -limit, out=ff)
-        np.minimum(ff, limit, out=ff)
-        gen.feedback[:] = self.balance.placement
+        self.balance.tick(ctx.tick, ctx.body, gen)     # into kernel.tau_ff and gen.feedback
 
     def exit(self) -> None:
         self.kernel.tau_ff[:] = 0.0

@@ -26,12 +26,12 @@ from typing import Protocol
 
 import numpy as np
 
-from controller.motion.forces import leg_torques
 from controller.motion.gait import GaitGenerator
 from controller.motion.mpc import GRAVITY
 from controller.motion.planner import Planner
 from controller.robot.config.balance import BalanceConfig
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.native import double_ptr, ffi, lib
 
 YAW_SLACK = 0.1          # rad the reference yaw may lead the measured one
 
@@ -59,8 +59,14 @@ def _wrap(a: float) -> float:
 
 
 class BalanceController:
+    """The per-tick arithmetic is csrc/balance.c's (the reference, the feet
+    and the legs down, then the forces, torques and landing feedback); the
+    MPC request on step boundaries and the plan in force are made here."""
+
     def __init__(self, c: BalanceConfig, kin: QuadrupedKinematics, legs: int, dt: float,
-                 planner: Planner) -> None:
+                 planner: Planner, torque_limit: np.ndarray, tau_ff: np.ndarray) -> None:
+        """tau_ff: where each tick's torques go, within torque_limit (the
+        kernel's feed-forward)."""
         self.c = c
         self.kin = kin
         self.legs = legs
@@ -70,78 +76,91 @@ class BalanceController:
         self.request = np.zeros(self.layout.size)
         self.step_ticks = max(1, round(c.step / dt))
         self.tau = np.zeros(3 * legs)
-        self._feet = np.zeros((legs, 3))
+        self.tau_ff = tau_ff                  # tau within the motors' torque limit
         self.forces = np.zeros((legs, 3))     # the ground's force on each foot now, world frame
-        self.yaw_des = 0.0
         self.p_des = np.zeros(3)
-        self.started = False
         self.submitted = False
-        self.placement = np.zeros(2)          # landing offset for the generator, level frame
         self.fallbacks = 0                    # ticks run without a plan
+        self._feet = np.zeros((legs, 3))
+        self._down = np.zeros(legs, dtype=bool)
+        self._com = np.zeros(3)
+        self._v_world = np.zeros(3)
+        self._limit = np.ascontiguousarray(np.broadcast_to(torque_limit, (3 * legs,)), dtype=float)
+        self._com_offset = np.ascontiguousarray(c.com_offset, dtype=float)
+        arrays = {"com_offset": self._com_offset, "torque_limit": self._limit, "p_des": self.p_des,
+                  "com": self._com, "v_world": self._v_world, "feet": self._feet,
+                  "forces": self.forces, "tau": self.tau, "tau_ff": self.tau_ff}
+        self._native = ffi.new("mk_balance *", {
+            "legs": legs, "dt": dt, "yaw_slack": YAW_SLACK, "position_slack": c.position_slack,
+            "foot_radius": kin.foot_radius, "placement_gain": c.placement_gain,
+            "weight": c.mass * GRAVITY, "down": ffi.cast("uint8_t *", ffi.from_buffer(self._down)),
+            **{name: double_ptr(a) for name, a in arrays.items()}})
+        self._bound: tuple[object, object] | None = None
+
+    @property
+    def yaw_des(self) -> float:
+        return float(self._native.yaw_des)
 
     def reset(self) -> None:
-        self.started = False
+        self._native.started = 0
         self.submitted = False
         self.planner.reset()
 
+    def _bind(self, body: BodyEstimate, gen: GaitGenerator) -> None:
+        """Point C at the estimate's and the generator's arrays (both keep
+        theirs for life and write them in place)."""
+        x = body.position
+        if body.velocity.ctypes.data != x.ctypes.data + 3 * x.itemsize:
+            raise ValueError("the estimate's position and velocity must be one array (x[0:6])")
+        b = self._native
+        b.rot, b.x, b.est_feet, b.jacobian = (double_ptr(a) for a in (body.rot, x, body.feet, body.jacobian))
+        b.v, b.placement = double_ptr(gen.v), double_ptr(gen.feedback)
+        b.swinging = ffi.cast("uint8_t *", ffi.from_buffer(gen.swinging))
+        b.swing_tick = ffi.cast("int64_t *", ffi.from_buffer(gen.swing_tick))
+        b.swing_ticks = ffi.cast("int64_t *", ffi.from_buffer(gen.swing_ticks))
+        self._bound = (body, gen)      # keeps the arrays alive while C holds them
+
     def tick(self, tick: int, body: BodyEstimate, gen: GaitGenerator) -> np.ndarray:
-        """Joint torques (wire order, legs x 3) for this tick; the legs'
-        kinematics are the estimate's, of the same measured joints."""
-        c = self.c
-        rot = body.rot
-        yaw = math.atan2(rot[1, 0], rot[0, 0])
-        offset = rot @ c.com_offset
-        com = body.position + offset
-        v_cmd = gen.v
-        vx, vy, wz = v_cmd.tolist()
-        cy, sy = math.cos(yaw), math.sin(yaw)
-        v_world = np.array([cy * vx - sy * vy, sy * vx + cy * vy, 0.0])
-        if not self.started:
-            self.yaw_des = yaw
-            self.p_des[:] = com
-            self.started = True
-        # The reference moves on with the commanded velocity, within a slack of the estimate.
-        self.yaw_des = yaw + max(-YAW_SLACK, min(YAW_SLACK, _wrap(self.yaw_des + wz * self.dt - yaw)))
-        slack = c.position_slack
-        p = self.p_des
-        for k in range(2):
-            near = float(com[k])
-            want = float(p[k]) + float(v_world[k]) * self.dt
-            p[k] = max(near - slack, min(near + slack, want))
-        p[2] = gen.height + float(offset[2])
-        feet = self._feet
-        feet[:] = body.feet
-        feet[:, 2] -= self.kin.foot_radius
-        down = ~gen.airborne()
+        """Joint torques (wire order, legs x 3; tau_ff gets them within the
+        torque limit) for this tick, and the generator's landing feedback
+        (used from the next tick); the legs' kinematics are the estimate's,
+        of the same measured joints."""
+        bound = self._bound
+        if bound is None or bound[0] is not body or bound[1] is not gen:
+            self._bind(body, gen)
+        b = self._native
+        b.height = gen.height
+        lib.mk_balance_reference(b)
         if not self.submitted or gen.phase % self.step_ticks == 0:
-            self._submit(tick, body, yaw, com, feet, down, gen, v_world)
-        self._forces(tick, down)
-        leg_torques(body.jacobian, rot, self.forces, slice(None), self.tau)
-        # Foot placement feedback from the estimated velocity, in the level heading frame.
-        ux, uy, _ = body.velocity.tolist()
-        self.placement[0] = c.placement_gain * (cy * ux + sy * uy - vx)
-        self.placement[1] = c.placement_gain * (-sy * ux + cy * uy - vy)
+            self._submit(tick, body, b.yaw, gen)
+        b.plan_forces = ffi.NULL
+        got = self.planner.plan(tick)
+        if got is not None:
+            plan, sampled = got
+            k = (tick - sampled) // self.step_ticks
+            if k < self.layout.horizon:
+                b.plan_forces = ffi.cast("double *", ffi.from_buffer(plan)) + k * 3 * self.legs
+        self.fallbacks += lib.mk_balance_torques(b)
         return self.tau
 
-    def _submit(self, tick: int, body: BodyEstimate, yaw: float, com: np.ndarray, feet: np.ndarray,
-                down: np.ndarray, gen: GaitGenerator, v_world: np.ndarray) -> None:
+    def _submit(self, tick: int, body: BodyEstimate, yaw: float, gen: GaitGenerator) -> None:
         c, lay, req = self.c, self.layout, self.request
         rot = body.rot
         x0 = req[lay.x0]
         x0[0] = math.atan2(rot[2, 1], rot[2, 2])
         x0[1] = math.asin(max(-1.0, min(1.0, -rot[2, 0])))
         x0[2] = yaw
-        x0[3:6] = com
+        x0[3:6] = self._com
         x0[6:9] = rot @ body.gyro
         x0[9:12] = body.velocity
         x0[12] = 1.0
-        req[lay.feet] = ((feet - c.com_offset) @ rot.T).reshape(-1)
+        req[lay.feet] = ((self._feet - c.com_offset) @ rot.T).reshape(-1)
         contact = req[lay.contact].reshape(-1, self.legs)
         timing = gen.timing
         assert timing is not None
         for k in range(contact.shape[0]):
             if k == 0:
-                contact[0] = down
+                contact[0] = self._down
                 continue
             phase = gen.phase + k * self.step_ticks
             segment = (phase // gen.segment_ticks) % timing.segments
@@ -149,6 +168,7 @@ class BalanceController:
         ref = req[lay.reference].reshape(-1, 12)
         yaw_ref = yaw + _wrap(self.yaw_des - yaw)
         wz = float(gen.v[2])
+        v_world = self._v_world
         for k in range(ref.shape[0]):
             t = (k + 1) * c.step
             ref[k, 0] = 0.0
@@ -160,21 +180,3 @@ class BalanceController:
             ref[k, 9:12] = v_world
         self.planner.submit(tick, req)
         self.submitted = True
-
-    def _forces(self, tick: int, down: np.ndarray) -> None:
-        got = self.planner.plan(tick)
-        forces = self.forces
-        if got is not None:
-            plan, sampled = got
-            k = (tick - sampled) // self.step_ticks
-            if k < self.layout.horizon:
-                forces[:] = plan[:-1].reshape(self.layout.horizon, self.legs, 3)[k]
-                forces[~down] = 0.0
-                return
-        # No plan for this tick: the feet on the ground share the weight.
-        self.fallbacks += 1
-        forces[:] = 0.0
-        n = int(down.sum())
-        if n:
-            forces[down, 2] = self.c.mass * GRAVITY / n
-

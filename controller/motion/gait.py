@@ -24,7 +24,6 @@ All timing is in whole ticks.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -92,7 +91,8 @@ class GaitGenerator:
         self.phase = 0                              # ticks into the timing's cycle
         self.boundary = True                        # this tick starts a cycle
         self.switches = 0
-        self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray, list[float]]] = {}
+        self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray]] = {}
+        self._windows: dict[tuple[int, int], tuple] = {}
         self._nominal = [tuple(row) for row in self.nominal.tolist()]
         self._native_legs(params)
 
@@ -124,25 +124,16 @@ class GaitGenerator:
 
     # -- one tick ---------------------------------------------------------------
     def step(self, cmd: GaitCommand) -> np.ndarray:
-        """Advance one tick; return the feet (legs, 3) in the body frame."""
+        """Advance one tick; return the feet (legs, 3) in the body frame.
+        The arithmetic is csrc/gait.c's: the target velocity (mk_gait_target),
+        then its stride limit, the rate limits and the legs (mk_gait_step);
+        the gait's timetable and switches are kept here."""
         assert self.gait is not None and self.timing is not None
         self._advance_phase()
         target = self._target(cmd)
         self._maybe_switch(cmd.gait, target)
-        schedule = self._schedule()
-        self._accelerate(self._stride_limited(target, schedule))
         self._body_pose(cmd)
-        return self._legs(schedule)
-
-    def _schedule(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per leg from the timetable: stance now?, ticks into the current
-        stance/swing run, and that run's length in ticks."""
-        timing = self.timing
-        assert timing is not None
-        seg_t = self.segment_ticks
-        segment = self.phase // seg_t
-        elapsed = timing.run_start[segment] * seg_t + self.phase % seg_t
-        return timing.contact[segment], elapsed, timing.run_length[segment] * seg_t
+        return self._legs()
 
     def _advance_phase(self) -> None:
         self.phase += 1
@@ -184,105 +175,53 @@ class GaitGenerator:
 
     def _half_stance(self, timing: GaitDefinition) -> np.ndarray:
         """Per leg, half the stance time in seconds (cached per timing)."""
-        return self._half_of(timing)[1]
-
-    def _half_of(self, timing: GaitDefinition) -> tuple[GaitDefinition, np.ndarray, list[float]]:
         half = self._half_cache.get(timing.id)
         if half is None or half[0] is not timing:
-            seconds = 0.5 * timing.stance_segments() * self.segment_ticks * self.dt
-            half = (timing, seconds, seconds.tolist())
+            half = (timing, 0.5 * timing.stance_segments() * self.segment_ticks * self.dt)
             self._half_cache[timing.id] = half
-        return half
+        return half[1]
 
     def _stride_ratio(self, timing: GaitDefinition, v: np.ndarray) -> float:
         """How far the feet would travel in half a stance at velocity v, as a
-        share of the reachable half-stride ellipse (1 = at its edge). Plain
-        floats: a few legs, several times a tick."""
-        half = self._half_of(timing)[2]
-        rx, ry = self.params.half_stride
-        vx, vy, wz = float(v[0]), float(v[1]), float(v[2])
-        most = 0.0
-        for (nx, ny), h in zip(self._nominal, half):
-            dx = (vx - wz * ny) * (h / rx)
-            dy = (vy + wz * nx) * (h / ry)
-            most = max(most, dx * dx + dy * dy)
-        return math.sqrt(most)
+        share of the reachable half-stride ellipse (1 = at its edge)."""
+        buf = self._in
+        buf["probe_half"][:] = self._half_stance(timing)
+        buf["probe"][:] = v
+        return float(lib.mk_gait_stride_ratio(self._native, *self._probe))
 
     def _target(self, cmd: GaitCommand) -> np.ndarray:
         """The commanded velocity inside the gait's window (SPEC §6.4), with the
         cross-coupling: at full |vx| the vy and yaw allowances are halved."""
-        assert self.gait is not None
+        g = self._native
+        window = self._window(cmd.gait)
+        g.zero_target = window[0]
+        g.lo, g.hi = window[1], window[2]
+        self._in["cmd"][:] = cmd.velocity
+        lib.mk_gait_target(g)
+        return self._in["target"]
+
+    def _window(self, wanted: GaitDefinition) -> tuple[bool, object, object]:
+        """The window the target is clamped into (zero target?, lo, hi), for
+        the gait in force and the one commanded; made once per pair."""
         gait = self.gait
-        pending = cmd.gait is not gait
-        if gait.stand and not pending or pending and cmd.gait.stand:
-            return np.zeros(3)
+        assert gait is not None
+        key = (id(gait), id(wanted))
+        hit = self._windows.get(key)
+        if hit is not None and hit[0] is gait and hit[1] is wanted:
+            return hit[2]
+        pending = wanted is not gait
+        zero = gait.stand and not pending or pending and wanted.stand
         lo, hi = gait.window_min.copy(), gait.window_max.copy()
         if pending:
-            lo, hi = np.maximum(lo, cmd.gait.window_min), np.minimum(hi, cmd.gait.window_max)
+            lo, hi = np.maximum(lo, wanted.window_min), np.minimum(hi, wanted.window_max)
         if gait.stand:  # starting to step: the new gait's window
-            lo, hi = cmd.gait.window_min, cmd.gait.window_max
-        target = np.minimum(np.maximum(cmd.velocity, lo), hi)     # np.clip, without its wrapper
-        x_max = max(-lo[0], hi[0], 1e-9)
-        share = 1.0 - CROSS_COUPLING * min(1.0, abs(target[0]) / x_max)
-        side = target[1:]
-        np.maximum(side, lo[1:] * share, out=side)
-        np.minimum(side, hi[1:] * share, out=side)
-        return target
-
-    def _stride_limited(self, target: np.ndarray,
-                        schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-        """Scale the target down so no stance foot travels beyond the reachable
-        half-stride: in steady state with the timing in force, and for each
-        foot now on the ground until its lift-off (open loop cannot step faster)."""
-        assert self.timing is not None
-        if self.timing.stand:
-            return target
-        ratio = self._stride_ratio(self.timing, target)
-        if ratio > 1.0:
-            target = target / ratio
-        stance_now, elapsed, run_len = schedule
-        down = (~self.swinging & stance_now).tolist()
-        if not any(down):
-            return target
-        # Foot path until lift-off: p - s * u * tau for a velocity scale s;
-        # in units of the ellipse, find the largest s that stays inside
-        # (a quadratic in s per foot). Plain floats: four legs, every tick.
-        rx, ry = self.params.half_stride
-        tx, ty, tw = float(target[0]), float(target[1]), float(target[2])
-        dt = self.dt
-        scale = 1.0
-        length, width = self.timing.length, self.timing.width
-        for leg, (px, py), (nx, ny), left in zip(range(self.legs), self.feet.tolist(),
-                                                 self._nominal, (run_len - elapsed).tolist()):
-            if not down[leg]:
-                continue
-            tau = left * dt
-            wx, wy = (tx - tw * py) * tau / rx, (ty + tw * px) * tau / ry
-            dx, dy = (px - nx * length) / rx, (py - ny * width) / ry
-            a = wx * wx + wy * wy
-            b = dx * wx + dy * wy
-            c = dx * dx + dy * dy - 1.0
-            if c > 0.0:          # already outside: allow only motion back inward
-                s = 0.0 if b > 0.0 else 1.0
-            elif a > 1e-12:
-                s = (b + math.sqrt(max(b * b - a * c, 0.0))) / a
-            else:
-                s = 1.0
-            scale = min(scale, s)
-        return target * _clamp(scale, 0.0, 1.0)
-
-    def _accelerate(self, target: np.ndarray) -> None:
-        """Rate-limit the body velocity toward target (the gait's accelerations)."""
-        assert self.gait is not None
-        acc = self.gait.accel
-        dt = self.dt
-        vx, vy, wz = float(self.v[0]), float(self.v[1]), float(self.v[2])
-        tx, ty, tw = float(target[0]), float(target[1]), float(target[2])
-        growing = abs(tx) > abs(vx) and tx * vx >= 0
-        ax = (acc.x_up if growing else acc.x_down) * dt
-        self.v[0] = vx + _clamp(tx - vx, -ax, ax)
-        self.v[1] = vy + _clamp(ty - vy, -acc.y * dt, acc.y * dt)
-        self.v[2] = wz + _clamp(tw - wz, -acc.yaw * dt, acc.yaw * dt)
+            lo, hi = wanted.window_min.copy(), wanted.window_max.copy()
+        lo, hi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
+        window = (bool(zero), double_ptr(lo), double_ptr(hi))
+        if len(self._windows) > 64:            # user gaits replaced many times
+            self._windows.clear()
+        self._windows[key] = (gait, wanted, window, lo, hi)   # lo, hi kept alive for C
+        return window
 
     def _body_pose(self, cmd: GaitCommand) -> None:
         p = self.params
@@ -304,39 +243,52 @@ class GaitGenerator:
         self.landing_offset = cmd.landing_offset
 
     def _native_legs(self, params: LocomotionConfig) -> None:
-        """The buffers csrc/gait.c's mk_gait_legs reads and writes (the
-        generator's own state arrays among them), made once."""
+        """The buffers csrc/gait.c reads and writes (the generator's own state
+        arrays among them), made once."""
         legs = self.legs
         self._in = {"nominal": self.nominal, "half": np.zeros(legs), "offset": np.zeros((legs, 2)),
-                    "apex": self.apex, "stance_now": np.zeros(legs), "run_start": np.zeros(legs),
-                    "run_len": np.zeros(legs), "feet": self.feet, "lift": self.lift,
-                    "landing": self.landing, "swing_apex": self.swing_apex, "out": np.zeros((legs, 3))}
+                    "apex": self.apex, "feet": self.feet, "lift": self.lift,
+                    "landing": self.landing, "swing_apex": self.swing_apex, "out": np.zeros((legs, 3)),
+                    "cmd": np.zeros(3), "target": np.zeros(3), "feedback": self.feedback, "v": self.v,
+                    "probe": np.zeros(3), "probe_half": np.zeros(legs)}
         ptr = {name: double_ptr(a) for name, a in self._in.items()}
+        self._probe = (ptr.pop("probe_half"), ptr.pop("probe"))
         ptr["swinging"] = ffi.cast("uint8_t *", ffi.from_buffer(self.swinging))
         ptr["swing_tick"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_tick))
         ptr["swing_ticks"] = ffi.cast("int64_t *", ffi.from_buffer(self.swing_ticks))
         rx, ry = params.half_stride
         self._native = ffi.new("mk_gait *", {
             "legs": legs, "dt": self.dt, "rx": rx, "ry": ry, "min_swing_share": MIN_SWING_SHARE,
-            "foot_radius": self.kin.foot_radius, **ptr})
+            "foot_radius": self.kin.foot_radius, "cross_coupling": CROSS_COUPLING,
+            "segment_ticks": self.segment_ticks, **ptr})
+        self._accel_of: GaitDefinition | None = None
+        self._table_of: tuple[GaitDefinition, np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def _legs(self, schedule: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-        """Advance every leg one tick (csrc/gait.c); return the feet (legs, 3)
-        in the pitched body frame."""
-        timing = self.timing
-        assert timing is not None
+    def _legs(self) -> np.ndarray:
+        """The target's stride and rate limits and every leg one tick, by the
+        timing's timetable (csrc/gait.c); return the feet (legs, 3) in the
+        pitched body frame."""
+        timing, gait = self.timing, self.gait
+        assert timing is not None and gait is not None
         g, buf = self._native, self._in
-        stance_now, run_start, run_len = schedule
-        buf["stance_now"][:] = stance_now
-        buf["run_start"][:] = run_start
-        buf["run_len"][:] = run_len
-        buf["half"][:] = self._half_stance(timing)
-        g.length, g.width = timing.length, timing.width
-        g.vx, g.vy, g.wz = self.v.tolist()
-        g.fbx, g.fby = self.feedback.tolist()
+        if self._table_of is None or self._table_of[0] is not timing:
+            tables = (np.ascontiguousarray(timing.contact, dtype=np.uint8),
+                      np.ascontiguousarray(timing.run_start, dtype=np.int64),
+                      np.ascontiguousarray(timing.run_length, dtype=np.int64))
+            g.contact = ffi.cast("uint8_t *", ffi.from_buffer(tables[0]))
+            g.run_start, g.run_length = (ffi.cast("int64_t *", ffi.from_buffer(t)) for t in tables[1:])
+            buf["half"][:] = self._half_stance(timing)
+            g.timing_stand = timing.stand
+            g.length, g.width = timing.length, timing.width
+            self._table_of = (timing, *tables)       # kept alive while C reads them
+        g.phase = self.phase
+        if gait is not self._accel_of:
+            acc = gait.accel
+            g.ax_up, g.ax_down, g.ay, g.ayaw = acc.x_up, acc.x_down, acc.y, acc.yaw
+            self._accel_of = gait
         g.height, g.pitch = self.height, self.pitch
         g.has_offset = self.landing_offset is not None
         if self.landing_offset is not None:
             buf["offset"][:] = self.landing_offset
-        lib.mk_gait_legs(g)
+        lib.mk_gait_step(g)
         return buf["out"].copy()
