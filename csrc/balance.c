@@ -22,11 +22,6 @@ static double wrap(double a)
     return m - PI;
 }
 
-static double clamp(double x, double lo, double hi)
-{
-    return x < lo ? lo : (x > hi ? hi : x);
-}
-
 void mk_balance_reference(mk_balance *b)
 {
     const double *r = b->rot, *co = b->com_offset, *x = b->x, *v = b->v;
@@ -50,10 +45,10 @@ void mk_balance_reference(mk_balance *b)
             p[i] = b->com[i];
         b->started = 1;
     }
-    b->yaw_des = b->yaw + clamp(wrap(b->yaw_des + wz * b->dt - b->yaw), -b->yaw_slack, b->yaw_slack);
+    b->yaw_des = b->yaw + mk_clamp(wrap(b->yaw_des + wz * b->dt - b->yaw), -b->yaw_slack, b->yaw_slack);
     for (int k = 0; k < 2; k++) {
         const double near = b->com[k];
-        p[k] = clamp(p[k] + b->v_world[k] * b->dt, near - b->position_slack, near + b->position_slack);
+        p[k] = mk_clamp(p[k] + b->v_world[k] * b->dt, near - b->position_slack, near + b->position_slack);
     }
     p[2] = b->height + offset[2];
     for (int32_t leg = 0; leg < b->legs; leg++) {
@@ -89,7 +84,7 @@ int32_t mk_balance_torques(mk_balance *b)
         for (int i = 0; i < 3; i++) {
             const int32_t k = 3 * leg + i;
             b->tau[k] = J[i] * push[0] + J[3 + i] * push[1] + J[6 + i] * push[2];
-            b->tau_ff[k] = clamp(b->tau[k], -b->torque_limit[k], b->torque_limit[k]);
+            b->tau_ff[k] = mk_clamp(b->tau[k], -b->torque_limit[k], b->torque_limit[k]);
         }
     }
     /* Landing feedback from the estimated velocity, level heading frame. */

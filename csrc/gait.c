@@ -20,11 +20,6 @@ static double bump(double s)
     return 64.0 * pow(s * (1.0 - s), 3.0);
 }
 
-static double clamp(double x, double lo, double hi)
-{
-    return x < lo ? lo : (x > hi ? hi : x);
-}
-
 void mk_gait_target(mk_gait *g)
 {
     double *t = g->target;
@@ -34,14 +29,14 @@ void mk_gait_target(mk_gait *g)
     }
     const double *lo = g->lo, *hi = g->hi;
     for (int i = 0; i < 3; i++)
-        t[i] = clamp(g->cmd[i], lo[i], hi[i]);
+        t[i] = mk_clamp(g->cmd[i], lo[i], hi[i]);
     double x_max = -lo[0] > hi[0] ? -lo[0] : hi[0];
     if (x_max < 1e-9)
         x_max = 1e-9;
     const double full = fabs(t[0]) / x_max;
     const double share = 1.0 - g->cross_coupling * (full < 1.0 ? full : 1.0);
     for (int i = 1; i < 3; i++)
-        t[i] = clamp(t[i], lo[i] * share, hi[i] * share);
+        t[i] = mk_clamp(t[i], lo[i] * share, hi[i] * share);
 }
 
 static double stride_ratio(const mk_gait *g, const double *half, double vx, double vy, double wz)
@@ -107,7 +102,7 @@ static double stance_reach(const mk_gait *g, double tx, double ty, double tw)
         if (s < scale)
             scale = s;
     }
-    return clamp(scale, 0.0, 1.0);
+    return mk_clamp(scale, 0.0, 1.0);
 }
 
 static void gait_legs(mk_gait *g);
@@ -132,9 +127,9 @@ void mk_gait_step(mk_gait *g)
     const double vx = v[0], vy = v[1], wz = v[2], dt = g->dt;
     const int growing = fabs(tx) > fabs(vx) && tx * vx >= 0.0;
     const double ax = (growing ? g->ax_up : g->ax_down) * dt;
-    v[0] = vx + clamp(tx - vx, -ax, ax);
-    v[1] = vy + clamp(ty - vy, -g->ay * dt, g->ay * dt);
-    v[2] = wz + clamp(tw - wz, -g->ayaw * dt, g->ayaw * dt);
+    v[0] = vx + mk_clamp(tx - vx, -ax, ax);
+    v[1] = vy + mk_clamp(ty - vy, -g->ay * dt, g->ay * dt);
+    v[2] = wz + mk_clamp(tw - wz, -g->ayaw * dt, g->ayaw * dt);
     gait_legs(g);
 }
 

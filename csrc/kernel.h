@@ -10,6 +10,12 @@
 
 #include <stdint.h>
 
+/* x within [lo, hi] (a NaN stays NaN); shared by the C files. */
+static inline double mk_clamp(double x, double lo, double hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
 /* Segment profiles. A segment with dur <= 0 is a set point: position q1 with
  * velocity v1. After its end a segment holds q1 with zero velocity. */
 #define MK_LINEAR  0  /* constant velocity from q0 to q1 */

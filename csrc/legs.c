@@ -40,11 +40,6 @@ void mk_leg_forward(const mk_legs *g, const double *q, double *p, double *J)
     }
 }
 
-static double clampd(double v, double lo, double hi)
-{
-    return v < lo ? lo : (v > hi ? hi : v);
-}
-
 int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *clipped)
 {
     const double two_pi = 2.0 * PI;
@@ -69,12 +64,12 @@ int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *cl
          * reachable shell along its direction. */
         const double d = hypot(x, h);
         bad |= d > d_max || d < d_min;
-        const double d_c = clampd(d, d_min, d_max);
+        const double d_c = mk_clamp(d, d_min, d_max);
         const double scale = d > 0.0 ? d_c / (d > 1e-12 ? d : 1e-12) : 1.0;
         x *= scale;
         h *= scale;
         const double cos_k = (d_c * d_c - l2 * l2 - l3 * l3) / (2.0 * l2 * l3);
-        const double q2 = acos(clampd(cos_k, -1.0, 1.0));
+        const double q2 = acos(mk_clamp(cos_k, -1.0, 1.0));
         double *out = q + 3 * l;
         out[0] = q0;
         out[1] = atan2(x, h) - atan2(l3 * sin(q2), l2 + l3 * cos(q2));

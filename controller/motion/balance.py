@@ -68,7 +68,6 @@ class BalanceController:
         """tau_ff: where each tick's torques go, within torque_limit (the
         kernel's feed-forward)."""
         self.c = c
-        self.kin = kin
         self.legs = legs
         self.dt = dt
         self.planner = planner

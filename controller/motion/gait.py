@@ -93,7 +93,6 @@ class GaitGenerator:
         self.switches = 0
         self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray]] = {}
         self._windows: dict[tuple[int, int], tuple] = {}
-        self._nominal = [tuple(row) for row in self.nominal.tolist()]
         self._native_legs(params)
 
     # -- setup ---------------------------------------------------------------
