@@ -15,12 +15,13 @@ robot_control_cmd) this runs, one after the other:
   a random phase of the daemon's 2 ms tick (exact 100 ms steps would keep
   one phase, and the latency would measure that phase, not the daemon). The daemon's
   tick_trace gives every tick's lateness and loop body and the tick that
-  accepted each command; the client stamps (CLOCK_MONOTONIC, the daemon's
-  clock) when it sent each command and when that tick's joint_cmd arrived:
-  judged by the kernel's receive stamp on a socket of the client's
-  (SO_TIMESTAMPNS, the moment the daemon's datagram reached it), and also
-  reported as a Python LCM client's callback saw it (plus that thread's
-  wake-up, which is the client's latency, not the daemon's);
+  accepted each command; the latency is from the command's send to that
+  tick's joint_cmd's arrival, both stamped by the kernel (SO_TIMESTAMPNS on
+  sockets of the client's joined to the command and joint ports, turned
+  into CLOCK_MONOTONIC, the daemon's clock: the moment each datagram was
+  there for any reader, so neither the client's own scheduling nor its
+  threads' wake-up count against the daemon), and also reported as a
+  Python LCM client's callback saw the joint_cmd;
 * TIMEOUTS timeout trials: the client stops; from its last packet to the
   first response showing mode 7;
 * the C loop again, its body spinning as long as motiond's median loop body
@@ -90,6 +91,9 @@ CONDITIONS: dict[str, Condition] = {
     "physics-bridge": {"rate_hz": 100.0, "hog": False, "sim": "physics-bridge"},
     "physics-inprocess": {"rate_hz": 100.0, "hog": False, "sim": "physics-inprocess"}}
 JC_TICK = struct.Struct(">q")    # joint_command_t: fingerprint, utime, then tick at byte 16
+CMD_LIFE_COUNT = 8 + 3            # robot_control_cmd_lcmt: fingerprint, mode, gait_id, contact, life_count
+CLOCKS_NS = 20_000                # CLOCK_REALTIME -> CLOCK_MONOTONIC conversion's slack
+LCM_SEQNO = struct.Struct(">I")   # its sequence number, per sender
 LCM_SHORT = b"LC02"              # an LCM datagram holding a whole message: magic, seqno, channel, NUL
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)     # Linux's value; Python 3.11 may lack the name
 TIMESPEC = struct.Struct("@qq")
@@ -157,6 +161,10 @@ class Observed:
     traces: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     jc_arrival: dict[int, int] = field(default_factory=dict)     # tick -> arrival ns (LCM callback)
     jc_socket: dict[int, int] = field(default_factory=dict)      # tick -> arrival ns (kernel stamp)
+    # every change of life_count on the command port: (kernel stamp ns, life_count,
+    # whether datagrams were lost before it: then the change may have come earlier)
+    cmd_socket: list[tuple[int, int, bool]] = field(default_factory=list)
+    cmd_seqno: int = -1
     clock_step_ns: int = 0           # CLOCK_REALTIME stepped against CLOCK_MONOTONIC while listening
     responses: list[tuple[int, int, int]] = field(default_factory=list)   # (ns, mode, bar)
 
@@ -175,13 +183,16 @@ def realtime_offset_ns() -> int:
     return best[1]
 
 
-class StampedJointCmd:
-    """Every joint_cmd datagram as it reaches a plain UDP socket joined to the
-    joint port's group, stamped by the kernel on arrival (SO_TIMESTAMPNS,
-    CLOCK_REALTIME, turned into CLOCK_MONOTONIC): when the daemon's message
-    was there for any client, whatever a Python thread then takes to wake."""
+class KernelStamped:
+    """Every datagram of one channel as it reaches a plain UDP socket joined to
+    its port's group, stamped by the kernel on arrival (SO_TIMESTAMPNS,
+    CLOCK_REALTIME, turned into CLOCK_MONOTONIC) and handed to `on_payload`
+    with the LCM message's bytes: when the datagram was there for any
+    reader, whatever a Python thread then takes to wake. On loopback a sent
+    datagram arrives within the sender's own system call, so this also
+    stamps when a message really left its sender."""
 
-    def __init__(self, url: str, channel: str, seen: Observed) -> None:
+    def __init__(self, url: str, channel: str, on_payload: Callable[[int, bytes, int], None]) -> None:
         where = url.removeprefix("udpm://").split("?")[0]
         group, port = where.rsplit(":", 1)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -190,12 +201,13 @@ class StampedJointCmd:
         self.sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
                              socket.inet_aton(group) + socket.inet_aton("0.0.0.0"))
         self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)   # the 5 kHz flood
         self.sock.settimeout(0.05)
         self.prefix = channel.encode() + b"\0"
-        self.seen = seen
+        self.on_payload = on_payload
         self.offset = realtime_offset_ns()
 
-    def spin(self, stop: threading.Event) -> None:
+    def spin(self, stop: threading.Event, seen: Observed) -> None:
         ancillary = socket.CMSG_SPACE(TIMESPEC.size)
         while not stop.is_set():
             try:
@@ -207,9 +219,9 @@ class StampedJointCmd:
             for level, kind, value in cmsgs:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                     sec, nsec = TIMESPEC.unpack(value[:TIMESPEC.size])
-                    tick = JC_TICK.unpack_from(data, 8 + len(self.prefix) + 16)[0]
-                    self.seen.jc_socket[tick] = sec * 1_000_000_000 + nsec - self.offset
-        self.seen.clock_step_ns = realtime_offset_ns() - self.offset
+                    self.on_payload(LCM_SEQNO.unpack_from(data, 4)[0], data[8 + len(self.prefix):],
+                                    sec * 1_000_000_000 + nsec - self.offset)
+        seen.clock_step_ns = max(seen.clock_step_ns, realtime_offset_ns() - self.offset, key=abs)
         self.sock.close()
 
 
@@ -228,10 +240,12 @@ class Client:
         joint.subscribe(ch["tick_trace"], self._on_trace)
         response = lcm.LCM(cfg.lcm.url("response"))
         response.subscribe(ch["response"], self._on_response)
-        stamped = StampedJointCmd(cfg.lcm.url("joint"), ch["joint_cmd"], self.seen)
+        stamped = (KernelStamped(cfg.lcm.url("joint"), ch["joint_cmd"], self._stamp_joint_cmd),
+                   KernelStamped(cfg.lcm.url("command"), self.cmd_channel, self._stamp_command))
         self.threads = [threading.Thread(target=self._spin, args=(inst,), daemon=True)
                         for inst in (joint, response)]
-        self.threads.append(threading.Thread(target=stamped.spin, args=(self.stop,), daemon=True))
+        self.threads += [threading.Thread(target=k.spin, args=(self.stop, self.seen), daemon=True)
+                         for k in stamped]
         for t in self.threads:
             t.start()
         self.life_count = 0
@@ -240,6 +254,16 @@ class Client:
     def _spin(self, inst: lcm.LCM) -> None:
         while not self.stop.is_set():
             inst.handle_timeout(50)
+
+    def _stamp_joint_cmd(self, _seqno: int, payload: bytes, ns: int) -> None:
+        self.seen.jc_socket[JC_TICK.unpack_from(payload, 16)[0]] = ns
+
+    def _stamp_command(self, seqno: int, payload: bytes, ns: int) -> None:
+        seen, life = self.seen, payload[CMD_LIFE_COUNT]
+        gap = seen.cmd_seqno >= 0 and seqno != (seen.cmd_seqno + 1) & 0xFFFFFFFF
+        seen.cmd_seqno = seqno
+        if not seen.cmd_socket or seen.cmd_socket[-1][1] != life:
+            seen.cmd_socket.append((ns, life, gap))
 
     def _on_joint_cmd(self, _channel: str, data: bytes) -> None:
         now = time.monotonic_ns()
@@ -298,12 +322,12 @@ def cpu_seconds(pid: int) -> float:
 
 
 def drive(client: Client, pid: int, seconds: float,
-          rate_hz: float) -> tuple[list[int], list[tuple[int, float]], float, bytes]:
+          rate_hz: float) -> tuple[list[tuple[int, int]], list[tuple[int, float]], float, bytes]:
     """Trot with a new command every 100 ms, publishing at rate_hz; returns the
-    bumps' send times, window edges (ns) with the daemon's CPU seconds there,
+    bumps (the client's send time, the life_count), window edges (ns) with the daemon's CPU seconds there,
     and the achieved packet rate."""
     period = int(1e9 / rate_hz)
-    bumps: list[int] = []
+    bumps: list[tuple[int, int]] = []
     edges: list[tuple[int, float]] = []
     window_ns = int(seconds * 1e9 / WINDOWS)
     start = lib.mk_now_ns()
@@ -321,7 +345,7 @@ def drive(client: Client, pid: int, seconds: float,
             lib.mk_sleep_until(next_bump)           # the bump's own phase
             i += 1
             data = client.command(**TROT, vel_des=VELOCITIES[i % 2])
-            bumps.append(client.send(data))
+            bumps.append((client.send(data), client.life_count))
             next_bump = start + i * BUMP_NS + int(phase.integers(0, tick_ns))
         else:
             client.send(data)
@@ -443,7 +467,7 @@ def planner_figures(events: str) -> dict | None:
     return None
 
 
-def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) -> dict:
+def analyse(seen: Observed, bumps: list[tuple[int, int]], edges: list[tuple[int, float]]) -> dict:
     start, end = edges[0][0], edges[-1][0]
     traces = sorted(seen.traces)
     window = [t for t in traces if start <= t[1] < end]
@@ -461,8 +485,9 @@ def analyse(seen: Observed, bumps: list[int], edges: list[tuple[int, float]]) ->
         per_window["lateness"].append(quantiles_us([t[2] for t in sel]))
         per_window["loop"].append(quantiles_us([t[3] for t in sel[1:]]))
         per_window["cpu"].append(100.0 * (cpu_b - cpu_a) / ((b - a) / 1e9))
-    latency = command_latency(traces, seen.jc_socket, bumps)
-    callback = command_latency(traces, seen.jc_arrival, bumps)
+    sends = send_stamps(bumps, seen.cmd_socket)
+    latency = command_latency(traces, seen.jc_socket, sends)
+    callback = command_latency(traces, seen.jc_arrival, sends)
     return {
         "ticks": len(window), "ticks_expected": expected,
         "windows": len(per_window["cpu"]), "window_bounds_ns": [bounds[0], bounds[-1]],
@@ -492,25 +517,54 @@ def socket_lead(seen: Observed) -> dict | None:
     return {"n": len(both), "min": min(both) / 1e3, "p50": float(np.median(both)) / 1e3}
 
 
+def send_stamps(bumps: list[tuple[int, int]],
+                changes: list[tuple[int, int, bool]]) -> list[tuple[int, int | None]]:
+    """Each bump's (client stamp, kernel stamp): the client stamps its clock
+    just before it publishes, and the kernel stamps the datagram as it
+    reaches the command port's group, i.e. when it really left (a client
+    descheduled in between would otherwise count against the daemon).
+    None: the change of life_count was not seen, or datagrams were lost
+    just before it (the change may have been one of them)."""
+    out: list[tuple[int, int | None]] = []
+    j = 0
+    for client_ns, life in bumps:
+        k = next((k for k in range(j, len(changes))
+                  if changes[k][1] == life and changes[k][0] >= client_ns - CLOCKS_NS), None)
+        if k is None:
+            out.append((client_ns, None))
+            continue
+        out.append((client_ns, None if changes[k][2] else changes[k][0]))
+        j = k + 1
+    return out
+
+
 def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[int, int],
-                    bumps: list[int]) -> dict:
+                    sends: list[tuple[int, int | None]]) -> dict:
     """Match each new command, in order, to the tick whose commands_accepted
     first counts it; the latency is that tick's joint_cmd arrival minus the
-    command's send time. Also the tick's own share: from that tick's wake-up
-    to its joint_cmd's arrival (the rest is the wait for the tick)."""
-    if not bumps:
+    command's send time (the kernel's stamp, send_stamps). Also the tick's
+    own share: from that tick's wake-up to its joint_cmd's arrival (the rest
+    is the wait for the tick), and how long the client took from its own
+    stamp to the send."""
+    if not sends:
         return {"n": 0}
-    before = [t for t in traces if t[1] < bumps[0]]
+    first = sends[0][0]
+    before = [t for t in traces if t[1] < first]
     base = before[-1][4] if before else 0
     first_tick_of: dict[int, tuple[int, int]] = {}
     for tick, tick_ns, _, _, accepted in traces:
         first_tick_of.setdefault(accepted, (tick, tick_ns))
     samples: list[int] = []
     in_tick: list[int] = []
-    unmatched = 0
+    client_us: list[float] = []
+    unmatched = unstamped = 0
     windows: list[list[int]] = [[] for _ in range(WINDOWS)]
-    span = (bumps[-1] - bumps[0]) or 1
-    for i, sent in enumerate(bumps):
+    span = (sends[-1][0] - first) or 1
+    for i, (client_ns, sent) in enumerate(sends):
+        if sent is None:
+            unstamped += 1
+            continue
+        client_us.append((sent - client_ns) / 1e3)
         hit = first_tick_of.get((base + i + 1) & 0x7FFFFFFF)
         # The tick may have woken before the send: it drains the command
         # port after its state estimate (controller/service/runtime.py).
@@ -520,15 +574,16 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
         ns = arrival[hit[0]] - sent
         samples.append(ns)
         in_tick.append(arrival[hit[0]] - hit[1])
-        windows[min(WINDOWS - 1, int((sent - bumps[0]) / span * WINDOWS))].append(ns)
+        windows[min(WINDOWS - 1, int((client_ns - first) / span * WINDOWS))].append(ns)
     q = [quantiles_us(w) for w in windows if len(w) > 1]
-    return {"n": len(samples), "unmatched": unmatched,
+    return {"n": len(samples), "unmatched": unmatched, "unstamped": unstamped,
             "p50_ms": spread([w["p50"] / 1e3 for w in q]) if q else None,
             "p99_ms": spread([w["p99"] / 1e3 for w in q]) if q else None,
             "all_p99_ms": quantiles_us(samples)["p99"] / 1e3 if samples else None,
             "in_tick_p50_ms": quantiles_us(in_tick)["p50"] / 1e3 if in_tick else None,
             "in_tick_p99_ms": quantiles_us(in_tick)["p99"] / 1e3 if in_tick else None,
-            "max_ms": max(samples) / 1e6 if samples else None}
+            "max_ms": max(samples) / 1e6 if samples else None,
+            "client_send_max_us": max(client_us) if client_us else None}
 
 
 def baseline_figures(late: np.ndarray) -> dict:
@@ -660,6 +715,11 @@ def report(result: dict) -> list[str]:
             notes.append(f"{d['ticks_expected'] - d['ticks']} tick traces not received")
         if lat.get("unmatched"):
             notes.append(f"{lat['unmatched']} commands not matched to a tick")
+        if lat.get("unstamped"):
+            notes.append(f"{lat['unstamped']} commands' sends not stamped by the kernel (not timed)")
+        if (lat.get("client_send_max_us") or 0) >= 1000:
+            notes.append(f"the client took up to {lat['client_send_max_us'] / 1e3:.1f} ms from its "
+                         f"stamp to the send (not counted against the daemon)")
         if d["timeout_failures"]:
             notes.append(f"{d['timeout_failures']} timeout trials failed")
         if d["internal_errors"] or d["exit_code"]:
