@@ -47,6 +47,10 @@ ffibuilder.cdef(
     int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const double *H,
                              const double *r, const double *y, double *work);
     int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
+    int32_t mk_tracking_check(int32_t n, const double *q, const double *target, const double *kp,
+                              double bound, double min_kp, int64_t ticks, int64_t *over, double *err);
+    void mk_inside_limits(int32_t n, const double *q, const double *fallback, const double *q_min,
+                          const double *q_max, double margin, double *out);
     typedef struct {
         int32_t legs;
         double l1, l2, l3;
@@ -148,7 +152,7 @@ ffibuilder.set_source(
     '#include "kernel.h"',
     sources=[os.path.join(REL, name) for name in
              ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c", "gait.c",
-              "balance.c")],
+              "balance.c", "watch.c", "limits.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

@@ -108,6 +108,17 @@ int32_t mk_kalman_update(int32_t n, int32_t m, double *x, double *P, const doubl
  * gets the damped least-squares f. Returns how many legs were singular. */
 int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
 
+/* The tracking-error watch (watch.c): per joint, err = |q - target| and its
+ * run of ticks beyond `bound` while kp >= min_kp (0 otherwise), in `over`.
+ * Returns the farthest joint whose run reached `ticks`, or -1. */
+int32_t mk_tracking_check(int32_t n, const double *q, const double *target, const double *kp,
+                          double bound, double min_kp, int64_t ticks, int64_t *over, double *err);
+
+/* Joint targets inside the limits (limits.c): a non-finite q[i] becomes
+ * fallback[i], then it is clamped to [q_min[i] + margin, q_max[i] - margin]. */
+void mk_inside_limits(int32_t n, const double *q, const double *fallback, const double *q_min,
+                      const double *q_max, double margin, double *out);
+
 /* Leg kinematics of the 3-DoF quadruped leg (legs.c; the conventions are
  * controller/robot/kinematics.py's): link lengths, and per leg its side
  * sign (+1 left, -1 right) and hip offset (x, y, z) in the body frame. */

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 from harness import TICK_NS, Rig
 from structlog.testing import capture_logs
 
 from controller import msgs
+from controller.core.faults import TrackingWatch
 from controller.core.fsm import EDAMP_HOLD_TICKS
 from controller.robot.config import SafetyConfig
 
@@ -287,3 +289,55 @@ def test_the_worst_posture_of_the_sim_does_not_trip_it(standing: Rig) -> None:
         r.send(3, 0, rpy_des=rpy, pos_des=[0, 0, z])
         r.run(1500)
     assert r.mode == 3 and r.last.switch_status == DONE
+
+
+# -- the watch's count in C (csrc/watch.c) against the numpy it replaced ---------------------
+
+def _tracking_reference(over: np.ndarray, q: np.ndarray, target: np.ndarray, kp: np.ndarray,
+                        s: SafetyConfig, ticks: int) -> tuple[int, float] | None:
+    err = np.abs(q - target)
+    bad = (err > s.tracking_error_rad) & (kp >= s.tracking_min_kp)
+    over += 1
+    over *= bad
+    if over.max() < ticks:
+        return None
+    joint = int(np.argmax(np.where(over >= ticks, err, -1.0)))
+    return joint, float(err[joint])
+
+
+def test_the_tracking_count_in_c_matches_the_numpy_rule_tick_by_tick() -> None:
+    s = SafetyConfig(tracking_error_rad=0.3, tracking_error_ms=10.0, tracking_min_kp=5.0)
+    watch = TrackingWatch(s, 12, 500.0)
+    over = np.zeros(12, dtype=np.int64)
+    rng = np.random.default_rng(5)
+    q, target, kp = np.zeros(12), np.zeros(12), np.zeros(12)
+    found = 0
+    for tick in range(3000):
+        # Errors near the bound, some joints limp: runs build up and break.
+        q[:] = rng.normal(0.0, 0.3, 12)
+        target[:] = rng.normal(0.0, 0.05, 12)
+        kp[:] = rng.choice([0.0, 4.9, 5.0, 30.0], 12)
+        if tick % 7 == 0:
+            q[3] = target[3] + 0.5           # joint 3 far off for a while, stiff
+            kp[3] = 30.0
+        if tick % 11 == 0:                   # equals: the first is reported
+            q[8], target[8], kp[8] = q[3], target[3], 30.0
+        want = _tracking_reference(over, q, target, kp, s, watch.ticks)
+        got = watch.check(q, target, kp)
+        assert got == want, tick
+        assert np.array_equal(watch.over, over)
+        if got is not None:
+            found += 1
+            watch.reset()
+            over[:] = 0
+    assert found > 0                          # the comparison saw trips, not only runs
+
+
+def test_the_tracking_watch_refuses_arrays_it_cannot_read() -> None:
+    watch = TrackingWatch(SafetyConfig(), 12, 500.0)
+    with pytest.raises(ValueError, match="12 contiguous float64"):
+        watch.check(np.zeros(11), np.zeros(12), np.zeros(12))
+    with pytest.raises(ValueError, match="12 contiguous float64"):
+        watch.check(np.zeros(12, dtype=np.float32), np.zeros(12), np.zeros(12))
+    with pytest.raises(ValueError, match="12 contiguous float64"):
+        watch.check(np.zeros(24)[::2], np.zeros(12), np.zeros(12))

@@ -300,3 +300,35 @@ def test_generated_segments(plan: list[tuple[int, dict[str, float | int], float]
             c.step(t)
             t += dt
 
+
+
+# -- the behaviours' clamp of their targets (Robot.inside_limits, csrc/limits.c) -------------
+
+def _inside_limits_reference(q: np.ndarray, margin: float, fallback: np.ndarray,
+                             q_min: np.ndarray, q_max: np.ndarray) -> np.ndarray:
+    """The numpy rule the C replaced: non-finite -> fallback, then max, then min."""
+    out = np.where(np.isfinite(q), q, fallback)
+    np.maximum(out, q_min + margin, out=out)
+    return np.minimum(out, q_max - margin, out=out)
+
+
+@pytest.mark.parametrize("path", robot_configs(), ids=lambda p: p.name)
+def test_inside_limits_replaces_what_is_not_finite_and_clamps_bit_for_bit(path: Path) -> None:
+    cfg = load_config(path)
+    robot = Controller(cfg).robot
+    n, rng = cfg.num_joints, np.random.default_rng(11)
+    span = cfg.q_max - cfg.q_min
+    for trial in range(400):
+        q = cfg.q_min - span + 3.0 * span * rng.random(n)
+        fallback = cfg.q_min + span * rng.random(n)
+        nasty = rng.random(n) < 0.2
+        q[nasty] = rng.choice(NASTY, int(nasty.sum()))
+        if trial % 5 == 0:
+            fallback[0], q[0] = np.nan, np.inf          # no finite value at all: NaN out
+        margin = float(rng.choice([0.0, 0.02, 0.1]))
+        got = robot.inside_limits(q, margin, fallback)
+        want = _inside_limits_reference(q, margin, fallback, cfg.q_min, cfg.q_max)
+        assert got.tobytes() == want.tobytes(), trial     # -0.0 and NaN included
+        assert got is not q and got is not fallback
+    with pytest.raises(ValueError, match=f"{n} joint values"):
+        robot.inside_limits(np.zeros(n + 1), 0.0, np.zeros(n + 1))

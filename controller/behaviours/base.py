@@ -27,7 +27,7 @@ from controller.robot.humanoid_kinematics import (
     HumanoidLegKinematics,
 )
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.native import Kernel
+from controller.robot.native import Kernel, double_ptr, ffi, lib
 
 
 class Robot:
@@ -52,6 +52,9 @@ class Robot:
         # Who solves the MPC (controller/motion/planner.py); the controller
         # makes an inline one, the daemon may hand in a worker process.
         self.planner: Planner | None = None
+        # The limits as C reads them (inside_limits), kept alive here.
+        self._limit_arrays = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (cfg.q_min, cfg.q_max))
+        self._limits = tuple(double_ptr(a) for a in self._limit_arrays)
 
     @property
     def dt(self) -> float:
@@ -63,11 +66,17 @@ class Robot:
         return g.kp, g.kd
 
     def inside_limits(self, q: np.ndarray, margin: float, fallback: np.ndarray) -> np.ndarray:
-        """q clipped `margin` rad inside the joint limits; NaN replaced by `fallback`."""
-        q = np.where(np.isfinite(q), q, fallback)
-        # np.clip's wrapper costs more than the clip: the two ufuncs are the same clip.
-        np.maximum(q, self.cfg.q_min + margin, out=q)
-        return np.minimum(q, self.cfg.q_max - margin, out=q)
+        """q clipped `margin` rad inside the joint limits; NaN (or an
+        infinity) replaced by `fallback`; a new array (csrc/limits.c)."""
+        n = self.cfg.num_joints
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        fallback = np.ascontiguousarray(fallback, dtype=np.float64)
+        if q.shape != (n,) or fallback.shape != (n,):
+            raise ValueError(f"inside_limits: {n} joint values expected, got {q.shape} and {fallback.shape}")
+        out = np.empty(n)
+        lib.mk_inside_limits(n, ffi.from_buffer("double[]", q), ffi.from_buffer("double[]", fallback),
+                             *self._limits, margin, ffi.from_buffer("double[]", out))
+        return out
 
     def stand_pose(self) -> np.ndarray:
         """Every joint of the standing robot (mode 12's goal)."""

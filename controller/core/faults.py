@@ -16,6 +16,7 @@ import numpy as np
 
 from controller.motion.scripts import ms_to_ticks
 from controller.robot.config import SafetyConfig
+from controller.robot.native import double_ptr, ffi, lib
 
 
 class JointStateWatch:
@@ -57,10 +58,15 @@ class TrackingWatch:
         self.bound = safety.tracking_error_rad
         self.min_kp = safety.tracking_min_kp
         self.ticks = ms_to_ticks(safety.tracking_error_ms, tick_hz)
+        self.n = num_joints
         self.over = np.zeros(num_joints, dtype=np.int64)   # ticks in a row beyond the bound
         self._err = np.zeros(num_joints)
-        self._bad = np.zeros(num_joints, dtype=bool)
-        self._stiff = np.zeros(num_joints, dtype=bool)
+        self._c_over = ffi.cast("int64_t *", ffi.from_buffer(self.over))
+        self._c_err = double_ptr(self._err)
+        # The arrays check() is given (the controller's and kernel's, kept
+        # for life) and their C pointers, made again only if they change.
+        self._bound_to: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._c_in: tuple[object, object, object] = (ffi.NULL, ffi.NULL, ffi.NULL)
 
     def reset(self) -> None:
         self.over[:] = 0
@@ -68,16 +74,15 @@ class TrackingWatch:
     def check(self, q: np.ndarray, target: np.ndarray, kp: np.ndarray) -> tuple[int, float] | None:
         """(joint, error in rad) once a joint has been beyond the bound for
         `ticks` ticks in a row, else None. `target` and `kp` are what the
-        previous tick commanded, `q` what has been measured since."""
-        err, bad = self._err, self._bad
-        np.subtract(q, target, out=err)
-        np.abs(err, out=err)
-        np.greater(err, self.bound, out=bad)
-        np.greater_equal(kp, self.min_kp, out=self._stiff)
-        np.logical_and(bad, self._stiff, out=bad)
-        self.over += 1
-        self.over *= bad            # back to 0 where the joint is within the bound
-        if self.over.max() < self.ticks:
-            return None
-        joint = int(np.argmax(np.where(self.over >= self.ticks, err, -1.0)))
-        return joint, float(err[joint])
+        previous tick commanded, `q` what has been measured since (float64
+        arrays of num_joints; csrc/watch.c counts)."""
+        bound = self._bound_to
+        if bound is None or bound[0] is not q or bound[1] is not target or bound[2] is not kp:
+            for a in (q, target, kp):
+                if a.dtype != np.float64 or a.shape != (self.n,) or not a.flags.c_contiguous:
+                    raise ValueError(f"tracking check: {self.n} contiguous float64 values expected")
+            self._bound_to = (q, target, kp)
+            self._c_in = (double_ptr(q), double_ptr(target), double_ptr(kp))
+        joint = lib.mk_tracking_check(self.n, *self._c_in, self.bound, self.min_kp, self.ticks,
+                                      self._c_over, self._c_err)
+        return None if joint < 0 else (joint, float(self._err[joint]))
