@@ -85,6 +85,25 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline():
     assert len(bench.report(result)) >= 6
 
 
+
+def test_command_latency_counts_from_the_tick_that_took_the_first_command() -> None:
+    """The tick that woke before a command was sent may still take it (its
+    second drain): the count before the first command is the last tick whose
+    joint_cmd was out before the send, not the last that woke before it.
+    Ticks every 2 ms publish 0.3 ms after waking; 7 commands were accepted
+    before; one is sent 0.1 ms after tick 2 woke and taken by it, the next
+    taken by tick 6."""
+    bench = load("rt_bench")
+    ms = 1_000_000
+    accepted = [7, 7, 8, 8, 8, 8, 9, 9, 9, 9]
+    traces = [(k, 2 * k * ms, 0, 0, a) for k, a in enumerate(accepted)]
+    published = {k: 2 * k * ms + 3 * ms // 10 for k in range(10)}
+    sends = [(4 * ms + ms // 10, 4 * ms + ms // 10), (10 * ms + ms // 2, 10 * ms + ms // 2)]
+    result = bench.command_latency(traces, published, sends, published)
+    assert result["n"] == 2 and result["unmatched"] == 0
+    assert result["min_ms"] == pytest.approx(0.2)            # the first: 4.3 - 4.1 ms
+    assert result["max_ms"] == pytest.approx(1.8)            # the second: 12.3 - 10.5 ms
+
 def test_soak_runs_with_every_fault_and_logs_no_error():
     """A few seconds of make soak: every figure is produced; the daemon
     survives what was injected without logging an error."""

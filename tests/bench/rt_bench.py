@@ -486,8 +486,8 @@ def analyse(seen: Observed, bumps: list[tuple[int, int]], edges: list[tuple[int,
         per_window["loop"].append(quantiles_us([t[3] for t in sel[1:]]))
         per_window["cpu"].append(100.0 * (cpu_b - cpu_a) / ((b - a) / 1e9))
     sends = send_stamps(bumps, seen.cmd_socket)
-    latency = command_latency(traces, seen.jc_socket, sends)
-    callback = command_latency(traces, seen.jc_arrival, sends)
+    latency = command_latency(traces, seen.jc_socket, sends, seen.jc_socket)
+    callback = command_latency(traces, seen.jc_arrival, sends, seen.jc_socket)
     return {
         "ticks": len(window), "ticks_expected": expected,
         "windows": len(per_window["cpu"]), "window_bounds_ns": [bounds[0], bounds[-1]],
@@ -539,17 +539,25 @@ def send_stamps(bumps: list[tuple[int, int]],
 
 
 def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[int, int],
-                    sends: list[tuple[int, int | None]]) -> dict:
+                    sends: list[tuple[int, int | None]], published: dict[int, int]) -> dict:
     """Match each new command, in order, to the tick whose commands_accepted
     first counts it; the latency is that tick's joint_cmd arrival minus the
     command's send time (the kernel's stamp, send_stamps). Also the tick's
     own share: from that tick's wake-up to its joint_cmd's arrival (the rest
     is the wait for the tick), and how long the client took from its own
-    stamp to the send."""
+    stamp to the send.
+
+    The count before the first command is that of the last tick whose
+    joint_cmd was out (`published`, the kernel's stamps) before the command
+    was sent: a tick drains the command port before it publishes, so that
+    tick cannot have taken it. (A tick that merely woke before the send can:
+    its second drain, after the state estimate, may find it; taking its
+    count shifted every match by one command, 100 ms.)"""
     if not sends:
         return {"n": 0}
     first = sends[0][0]
-    before = [t for t in traces if t[1] < first]
+    sent_first = sends[0][1] if sends[0][1] is not None else first
+    before = [t for t in traces if t[0] in published and published[t[0]] < sent_first]
     base = before[-1][4] if before else 0
     first_tick_of: dict[int, tuple[int, int]] = {}
     for tick, tick_ns, _, _, accepted in traces:
@@ -582,6 +590,7 @@ def command_latency(traces: list[tuple[int, int, int, int, int]], arrival: dict[
             "all_p99_ms": quantiles_us(samples)["p99"] / 1e3 if samples else None,
             "in_tick_p50_ms": quantiles_us(in_tick)["p50"] / 1e3 if in_tick else None,
             "in_tick_p99_ms": quantiles_us(in_tick)["p99"] / 1e3 if in_tick else None,
+            "min_ms": min(samples) / 1e6 if samples else None,
             "max_ms": max(samples) / 1e6 if samples else None,
             "client_send_max_us": max(client_us) if client_us else None}
 
