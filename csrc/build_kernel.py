@@ -30,6 +30,7 @@ ffibuilder.cdef(
         double *pos; double *vel; double *kp; double *kd; double *tau;
     } mk_plan;
     int32_t mk_step(const mk_plan *plan, double t);
+    void mk_stream(const mk_plan *plan, const double *q, const double *q_prev, double dt);
     int64_t mk_now_ns(void);
     int mk_sleep_until(int64_t deadline_ns);
     int mk_set_timer_slack(int64_t slack_ns);
@@ -49,6 +50,8 @@ ffibuilder.cdef(
     int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *f);
     int32_t mk_tracking_check(int32_t n, const double *q, const double *target, const double *kp,
                               double bound, double min_kp, int64_t ticks, int64_t *over, double *err);
+    int32_t mk_foot_workspace_bits(int32_t legs, const double *feet, const double *hip,
+                                   double x_limit, double z_limit, double far);
     void mk_inside_limits(int32_t n, const double *q, const double *fallback, const double *q_min,
                           const double *q_max, double margin, double *out);
     typedef struct {

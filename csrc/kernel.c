@@ -93,3 +93,24 @@ int32_t mk_step(const mk_plan *p, double t)
     }
     return flagged;
 }
+
+/* A target computed every tick (controller/robot/native.py, Kernel.stream):
+ * every joint's segment becomes a set point at q carrying the velocity that
+ * reached it from q_prev one tick (dt) ago. The plan's segment arrays are
+ * the caller's writable buffers (const only for mk_step). */
+void mk_stream(const mk_plan *p, const double *q, const double *q_prev, double dt)
+{
+    double *t0 = (double *)p->t0, *dur = (double *)p->dur;
+    double *q0 = (double *)p->q0, *q1 = (double *)p->q1;
+    double *v0 = (double *)p->v0, *v1 = (double *)p->v1;
+    int32_t *profile = (int32_t *)p->profile;
+    for (int32_t i = 0; i < p->n; i++) {
+        q0[i] = q[i];
+        q1[i] = q[i];
+        v0[i] = 0.0;
+        v1[i] = (q[i] - q_prev[i]) / dt;
+        t0[i] = 0.0;
+        dur[i] = 0.0;
+        profile[i] = MK_LINEAR;
+    }
+}

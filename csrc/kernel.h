@@ -62,6 +62,11 @@ typedef struct {
  */
 int32_t mk_step(const mk_plan *plan, double t);
 
+/* Every joint's segment a set point at q with velocity (q - q_prev) / dt
+ * (kernel.c; a behaviour's per-tick target). Writes the plan's segment
+ * arrays, which the caller owns writable. */
+void mk_stream(const mk_plan *plan, const double *q, const double *q_prev, double dt);
+
 /* CLOCK_MONOTONIC now, in ns. */
 int64_t mk_now_ns(void);
 
@@ -113,6 +118,12 @@ int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *
  * Returns the farthest joint whose run reached `ticks`, or -1. */
 int32_t mk_tracking_check(int32_t n, const double *q, const double *target, const double *kp,
                           double bound, double min_kp, int64_t ticks, int64_t *over, double *err);
+
+/* The foot workspace check (watch.c): footpos_error's bits, per leg l bit 3l
+ * for |x| > x_limit and bit 3l + 2 for z > z_limit or x^2 + z^2 > far, x and z
+ * the foot's offset from its hip (body frame, legs x 3 row-major each). */
+int32_t mk_foot_workspace_bits(int32_t legs, const double *feet, const double *hip,
+                               double x_limit, double z_limit, double far);
 
 /* Joint targets inside the limits (limits.c): a non-finite q[i] becomes
  * fallback[i], then it is clamped to [q_min[i] + margin, q_max[i] - margin]. */

@@ -27,3 +27,19 @@ int32_t mk_tracking_check(int32_t n, const double *q, const double *target, cons
         }
     return joint;
 }
+
+/* SPEC 5.8/5.9's foot workspace check (controller/core/fsm.py): per leg l,
+ * the foot relative to its hip (body frame, legs x 3 row-major); bit 3l set
+ * when |x| > x_limit, bit 3l + 2 when z > z_limit or x^2 + z^2 > far. */
+int32_t mk_foot_workspace_bits(int32_t legs, const double *feet, const double *hip,
+                               double x_limit, double z_limit, double far)
+{
+    int32_t bits = 0;
+    for (int32_t l = 0; l < legs; l++) {
+        const double x = feet[3 * l] - hip[3 * l];
+        const double z = feet[3 * l + 2] - hip[3 * l + 2];
+        if (fabs(x) > x_limit) bits |= 1 << (3 * l);
+        if (z > z_limit || x * x + z * z > far) bits |= 1 << (3 * l + 2);
+    }
+    return bits;
+}

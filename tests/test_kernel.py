@@ -145,3 +145,26 @@ def test_track_resets_the_step_limit_reference():
     k.track(np.array([1.0, -2.0]))
     k.step(0.0)
     np.testing.assert_allclose(k.pos, [1.0, -2.0])
+
+
+def test_stream_makes_every_segment_a_set_point_as_move_would() -> None:
+    """Kernel.stream (one C call, mk_stream) writes what move(q, q, 0, 0,
+    LINEAR, v_end=(q - q_prev) / dt) wrote, to the bit, over any segments."""
+    rng = np.random.default_rng(3)
+    for trial in range(50):
+        a, b = random_kernel(rng, 20), random_kernel(rng, 20)
+        for f in FIELDS:
+            getattr(b, f)[:] = getattr(a, f)
+        a.tracking = b.tracking = True
+        q, q_prev = rng.uniform(-3, 3, 20), rng.uniform(-3, 3, 20)
+        dt = float(rng.choice([0.002, 1 / 3.0, 1e-3]))
+        a.stream(q, q_prev, dt)
+        b.move(q, q, 0.0, 0.0, LINEAR, v_end=(q - q_prev) / dt)
+        for f in FIELDS:
+            assert getattr(a, f).tobytes() == getattr(b, f).tobytes(), (trial, f)
+        assert a.tracking is False
+    k = random_kernel(rng, 20)
+    with pytest.raises(ValueError, match="20 float64 joint values"):
+        k.stream(np.zeros(19), np.zeros(19), 0.002)
+    with pytest.raises(ValueError, match="20 float64 joint values"):
+        k.stream(np.zeros(20, dtype=np.float32), np.zeros(20), 0.002)

@@ -482,6 +482,39 @@ def test_a_foot_outside_its_workspace_while_walking_gives_edamp(walking):
     assert rig.ctl.fsm.footpos_error == 1 << 11                      # RL z
 
 
+
+def _workspace_bits_reference(feet: np.ndarray, hip: np.ndarray, x_limit: float, z_limit: float,
+                              far: float) -> int:
+    """SPEC 5.8/5.9's rule in plain Python floats (what csrc/watch.c replaced)."""
+    bits = 0
+    for i, ((fx, _, fz), (hx, _, hz)) in enumerate(zip(feet.tolist(), hip.tolist())):
+        x, z = fx - hx, fz - hz
+        if abs(x) > x_limit:
+            bits |= 1 << (3 * i)
+        if z > z_limit or x * x + z * z > far:
+            bits |= 1 << (3 * i + 2)
+    return bits
+
+
+def test_the_foot_workspace_bits_in_c_follow_the_rule_at_and_around_its_bounds() -> None:
+    from controller.robot.native import ffi, lib
+    kin = KIN
+    reach, rng = kin.reach, np.random.default_rng(2)
+    x_limit, z_limit, far = reach * np.sin(np.radians(40.0)), -reach / 6.0, (reach + 1e-3) ** 2
+    seen = set()
+    for trial in range(3000):
+        feet = kin.hip + rng.uniform(-1.2 * reach, 0.4 * reach, (4, 3))
+        if trial % 3 == 0:                  # exactly on a bound: not beyond it
+            feet[trial % 4, 0] = kin.hip[trial % 4, 0] + x_limit
+            feet[(trial + 1) % 4, 2] = kin.hip[(trial + 1) % 4, 2] + z_limit
+        feet = np.ascontiguousarray(feet)
+        want = _workspace_bits_reference(feet, kin.hip, x_limit, z_limit, far)
+        got = lib.mk_foot_workspace_bits(4, ffi.from_buffer("double[]", feet), kin.native.hip,
+                                         x_limit, z_limit, far)
+        assert got == want, trial
+        seen.add(want)
+    assert len(seen) > 100                  # many combinations of legs and bits were compared
+
 def test_the_streamed_joint_targets_keep_their_velocity_past_8_s():
     """Mode 11 streams one target a tick with the velocity that reached it as
     the kernel's feed-forward (kd x qd_des). Sent as a one-tick segment from

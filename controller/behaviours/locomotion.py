@@ -58,7 +58,9 @@ class Locomotion(Behaviour):
         self._user_block: Block | None = None
         self._stance_kp, self._stance_kd = robot.gains("stance")
         self._swing_kp, self._swing_kd = robot.gains("swing")
-        self._gain_pattern = np.zeros(self.legs, dtype=bool)
+        # The swing pattern the kernel's gains were last set for (bytes of
+        # gen.swinging; b"": set them on the next tick whatever it is).
+        self._gain_key = bytes(self.legs)
         # Closed loop (the config's `balance` section and a planner): stance
         # legs carry the body by MPC forces with soft gains while the state
         # estimate is live; open loop with stiff stance gains otherwise.
@@ -171,7 +173,7 @@ class Locomotion(Behaviour):
             gen.feedback[:] = 0.0
             if self.balance is not None:
                 self.balance.reset()
-            self._gain_pattern[:] = ~self._gain_pattern   # the stance gains change now
+            self._gain_key = b""                          # the stance gains change now
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
@@ -185,9 +187,10 @@ class Locomotion(Behaviour):
         """Stance gains on legs on the ground, swing gains on lifted ones; the
         kernel is only told when a leg changes between the two."""
         swinging = self.gen.swinging
-        if not force and np.array_equal(swinging, self._gain_pattern):
+        key = swinging.tobytes()
+        if not force and key == self._gain_key:
             return
-        self._gain_pattern = swinging.copy()
+        self._gain_key = key
         swing = np.repeat(swinging, 3)
         stance_kp, stance_kd = (self._soft_kp, self._soft_kd) if self.closed else \
             (self._stance_kp, self._stance_kd)

@@ -854,13 +854,12 @@ class Controller:
         """After the state has run: the full-body script's end, safety
         cancels, and the overlays on top of the state's joints."""
         director = self.director
-        name = self.cfg.fsm.name(self.fsm.mode)
         if self.fsm.state is not self.script_state:
             self.script_state = self.fsm.state
             director.release()
         safety = self._safety_state()
         if safety:
-            director.cancel(0, f"the robot entered {name}")
+            director.cancel(0, f"the robot entered {self.cfg.fsm.name(self.fsm.mode)}")
         body = director.body
         if body is not None:
             after = STAND_MODE
@@ -887,6 +886,9 @@ class Controller:
                 # a getup that failed twice leaves the robot in the damper.
                 self.queue.replace_all(Block(mode=after, source=FROM_SCRIPT))
                 self.intake.last_rx_ns = now_ns
+        if not director.overlays and not director.holding.any():
+            return          # nothing plays over the state: step_overlays would do nothing
+        name = self.cfg.fsm.name(self.fsm.mode)
         limbs = self.fsm.state.limbs_in_use()
         limbs = director.all_limbs if limbs is None else limbs
         priority = None if safety else self._priority(active)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
+
 from controller.behaviours.base import Behaviour, TickContext
 from controller.behaviours.damper import Damper
 from controller.behaviours.lifted import LiftDetector, Lifted
@@ -22,6 +24,7 @@ from controller.protocol.constants import BAN_TRANS, EDAMP, ESTOP, LIFTED, TRANS
 from controller.protocol.constants import DONE as NORMAL
 from controller.protocol.constants import MOTION_MODE as MOTION
 from controller.robot.config import FsmTable
+from controller.robot.native import ffi, lib
 
 OFF, DAMPER, RL_RESET = 0, 7, 80
 EDAMP_HOLD_TICKS = 1550
@@ -51,6 +54,8 @@ class Fsm:
         self.hold_ticks = 0           # ticks spent in EDAMP or ESTOP
         self.footpos_error = 0
         self.ori_error = 0
+        self._feet: np.ndarray | None = None   # the workspace check's feet without an estimate
+        self._feet_ptr: object = ffi.NULL
         self.refusal: str | None = None  # why the last request was refused
         self.measured = False            # joint_state has arrived at least once
         # Roll and pitch as the IMU measures them (the controller sets them
@@ -283,20 +288,26 @@ class Fsm:
         joints' kinematics, computed once a tick)."""
         kin = self.state.robot.kin
         legs = len(kin.hip)
-        feet = ctx.body.feet if ctx.body is not None else kin.forward(ctx.q.reshape(legs, 3))
+        if ctx.body is not None:
+            feet = ctx.body.feet
+            if feet.shape != (legs, 3):
+                raise ValueError(f"foot workspace: {legs} feet expected, got {feet.shape}")
+            feet_ptr = ffi.from_buffer("double[]", np.ascontiguousarray(feet, dtype=np.float64))
+        else:
+            # The measured joints' forward kinematics (as kin.forward), into
+            # a buffer kept for the next tick.
+            if self._feet is None or len(self._feet) != legs:
+                self._feet = np.empty((legs, 3))
+                self._feet_ptr = ffi.from_buffer("double[]", self._feet)
+            q = np.ascontiguousarray(ctx.q, dtype=np.float64)
+            if q.shape != (3 * legs,):
+                raise ValueError(f"foot workspace: {3 * legs} joint angles expected, got {q.shape}")
+            lib.mk_leg_forward(kin.native, ffi.from_buffer("double[]", q), self._feet_ptr, ffi.NULL)
+            feet_ptr = self._feet_ptr
         reach = kin.reach
-        x_limit = reach * math.sin(math.radians(x_angle_deg))
-        z_limit = -reach * z_share
-        far = (reach + 1e-3) ** 2
-        bits = 0
-        # Plain floats: a handful of legs, every tick.
-        for i, ((fx, _, fz), (hx, _, hz)) in enumerate(zip(feet.tolist(), kin.hip.tolist())):
-            x, z = fx - hx, fz - hz
-            if abs(x) > x_limit:
-                bits |= 1 << (3 * i)
-            if z > z_limit or x * x + z * z > far:
-                bits |= 1 << (3 * i + 2)
-        return bits
+        return int(lib.mk_foot_workspace_bits(
+            legs, feet_ptr, kin.native.hip, reach * math.sin(math.radians(x_angle_deg)),
+            -reach * z_share, (reach + 1e-3) ** 2))
 
     # -- what the response reports ----------------------------------------------
     def reported(self, ctx: TickContext, motion_running: bool, motion_id: int,

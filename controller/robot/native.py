@@ -126,8 +126,15 @@ class Kernel:
         the velocity that got there from q_prev one tick ago as the
         feed-forward. A set point (no duration) carrying it: a one-tick
         segment from t - dt would lose it whenever (t - (t - dt)) / dt rounds
-        to 1.0, where a finished segment holds its end with no velocity."""
-        self.move(q, q, 0.0, 0.0, LINEAR, v_end=(q - q_prev) / dt)
+        to 1.0, where a finished segment holds its end with no velocity.
+        Every joint; q and q_prev float64 of n (csrc/kernel.c, mk_stream)."""
+        if q.shape != (self.n,) or q_prev.shape != (self.n,) or q.dtype != np.float64 \
+                or q_prev.dtype != np.float64:
+            raise ValueError(f"stream: {self.n} float64 joint values expected, "
+                             f"got {q.shape} {q.dtype} and {q_prev.shape} {q_prev.dtype}")
+        lib.mk_stream(self._plan, ffi.from_buffer("double[]", np.ascontiguousarray(q)),
+                      ffi.from_buffer("double[]", np.ascontiguousarray(q_prev)), dt)
+        self.tracking = False
 
     def hold(self, q: Values, idx: Index = slice(None)) -> None:
         """Joints `idx` hold position q (zero velocity)."""
