@@ -63,6 +63,10 @@ ffibuilder.cdef(
     } mk_legs;
     void mk_leg_forward(const mk_legs *g, const double *q, double *p, double *J);
     int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *clipped);
+    int32_t mk_leg_targets(const mk_legs *g, const double *feet, const double *fallback,
+                           const double *q_min, const double *q_max, double margin,
+                           const mk_plan *plan, const double *q_prev, double dt, double *q,
+                           uint8_t *clipped);
     typedef struct {
         const mk_legs *geometry;
         double dt, gravity;

@@ -149,6 +149,14 @@ void mk_leg_forward(const mk_legs *g, const double *q, double *p, double *J);
  * direction and flagged in clipped (legs). Returns how many were. */
 int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *clipped);
 
+/* The locomotion's tick from feet to kernel (legs.c): mk_leg_inverse into q,
+ * mk_inside_limits in place (fallback for a non-finite angle), mk_stream
+ * from q_prev over dt. plan->n is 3 x legs. Returns mk_leg_inverse's count. */
+int32_t mk_leg_targets(const mk_legs *g, const double *feet, const double *fallback,
+                       const double *q_min, const double *q_max, double margin,
+                       const mk_plan *plan, const double *q_prev, double dt, double *q,
+                       uint8_t *clipped);
+
 /* One tick of the quadruped state estimate's arithmetic (odometry.c):
  * inputs this tick's joints, torques and IMU sample; outputs the rotation,
  * feet, Jacobians and loads, the filter state x predicted with the IMU's

@@ -79,3 +79,20 @@ int32_t mk_leg_inverse(const mk_legs *g, const double *p, double *q, uint8_t *cl
     }
     return count;
 }
+
+/* The locomotion's feet to the kernel in one call: the joints for the feet
+ * (mk_leg_inverse, its flags in clipped), each clamped `margin` inside the
+ * limits with fallback[i] for a non-finite angle (mk_inside_limits), and
+ * streamed as the tick's set points with the velocity from q_prev
+ * (mk_stream). q (legs x 3) receives the clamped joints; plan->n must be
+ * 3 x legs. Returns how many feet were out of reach. */
+int32_t mk_leg_targets(const mk_legs *g, const double *feet, const double *fallback,
+                       const double *q_min, const double *q_max, double margin,
+                       const mk_plan *plan, const double *q_prev, double dt, double *q,
+                       uint8_t *clipped)
+{
+    const int32_t out_of_reach = mk_leg_inverse(g, feet, q, clipped);
+    mk_inside_limits(3 * g->legs, q, fallback, q_min, q_max, margin, q);
+    mk_stream(plan, q, q_prev, dt);
+    return out_of_reach;
+}

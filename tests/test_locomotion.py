@@ -515,6 +515,37 @@ def test_the_foot_workspace_bits_in_c_follow_the_rule_at_and_around_its_bounds()
         seen.add(want)
     assert len(seen) > 100                  # many combinations of legs and bits were compared
 
+
+@pytest.mark.parametrize("path", ["config/cyberdog2.yaml", "config/go2.yaml"])
+def test_stream_feet_is_ik_then_the_limits_then_stream_to_the_bit(path: str) -> None:
+    """QuadrupedRobot.stream_feet (one C call) writes the kernel and `out`
+    exactly as kin.inverse, inside_limits and Kernel.stream did in turn,
+    for feet in reach, out of reach and not finite."""
+    from controller.core.controller import Controller
+    segment = ("t0", "dur", "q0", "q1", "v0", "v1", "profile")
+    a, b = Controller(load_config(path)), Controller(load_config(path))
+    ra, rb = a.robot, b.robot
+    n, rng = a.cfg.num_joints, np.random.default_rng(8)
+    stand = ra.kin.stance_feet(a.cfg.stand_height, a.cfg.stand_com_x)
+    q_prev = ra.stand_pose()
+    for trial in range(500):
+        feet = stand + rng.normal(0.0, 0.12 if trial % 4 else 0.5, stand.shape)
+        if trial % 9 == 0:
+            feet[trial % 4, trial % 3] = np.nan
+        fallback = q_prev + rng.normal(0.0, 0.05, n)
+        margin = float(rng.choice([0.0, 0.02]))
+        out = np.empty(n)
+        ra.stream_feet(feet, fallback, margin, q_prev, out)
+        q, _ = rb.kin.inverse(feet)
+        want = rb.inside_limits(q.reshape(-1), margin, fallback)
+        rb.kernel.stream(want, q_prev, rb.dt)
+        assert out.tobytes() == want.tobytes(), trial
+        for f in segment:
+            assert getattr(ra.kernel, f).tobytes() == getattr(rb.kernel, f).tobytes(), (trial, f)
+        q_prev = out
+    with pytest.raises(ValueError, match="apart from q_prev"):
+        ra.stream_feet(stand, q_prev, 0.0, q_prev, q_prev)
+
 def test_the_streamed_joint_targets_keep_their_velocity_past_8_s():
     """Mode 11 streams one target a tick with the velocity that reached it as
     the kernel's feed-forward (kd x qd_des). Sent as a one-tick segment from

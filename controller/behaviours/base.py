@@ -82,6 +82,12 @@ class Robot:
         """Every joint of the standing robot (mode 12's goal)."""
         raise NotImplementedError
 
+    def stream_feet(self, feet: np.ndarray, fallback: np.ndarray, margin: float,
+                    q_prev: np.ndarray, out: np.ndarray) -> None:
+        """This tick's joint set points for the feet `feet` (legs, 3, body
+        frame), streamed into the kernel: a legged kind with foot IK only."""
+        raise NotImplementedError
+
     def height_pose(self, height: float) -> np.ndarray:
         """Every joint for the body level at `height` over flat feet under the
         hips (mode 21 gait 5)."""
@@ -103,6 +109,29 @@ class QuadrupedRobot(Robot):
     def __init__(self, cfg: Config, kin: QuadrupedKinematics, kernel: Kernel) -> None:
         super().__init__(cfg, kin, kernel)
         self.damper_early_release = np.arange(cfg.num_joints) % 3 == 0
+        self._clipped = np.zeros(len(kin.hip), dtype=np.uint8)     # stream_feet's IK flags
+        self._clipped_ptr = ffi.from_buffer("uint8_t[]", self._clipped)
+
+    def stream_feet(self, feet: np.ndarray, fallback: np.ndarray, margin: float,
+                    q_prev: np.ndarray, out: np.ndarray) -> None:
+        """The locomotion's tick into the kernel in one C call (csrc/legs.c,
+        mk_leg_targets): the joints for `feet` (kin.inverse), clamped
+        `margin` inside the limits with `fallback` for a non-finite angle
+        (inside_limits), streamed as this tick's set points with the
+        velocity from `q_prev` (Kernel.stream); the clamped joints into
+        `out`. q_prev and out: float64 of num_joints, not the same array."""
+        n = self.cfg.num_joints
+        for name, a in (("q_prev", q_prev), ("out", out)):
+            if a.shape != (n,) or a.dtype != np.float64 or not a.flags.c_contiguous:
+                raise ValueError(f"stream_feet: {name} must be {n} contiguous float64 values")
+        if out is q_prev or feet.shape != (n // 3, 3) or np.shape(fallback) != (n,):
+            raise ValueError(f"stream_feet: {n // 3} feet, {n} fallback angles and an out "
+                             f"apart from q_prev expected")
+        lib.mk_leg_targets(self.kin.native, ffi.from_buffer("double[]", np.ascontiguousarray(feet, dtype=np.float64)),
+                           ffi.from_buffer("double[]", np.ascontiguousarray(fallback, dtype=np.float64)),
+                           *self._limits, margin, self.kernel.native, ffi.from_buffer("double[]", q_prev),
+                           self.dt, ffi.from_buffer("double[]", out), self._clipped_ptr)
+        self.kernel.tracking = False
 
     def stand_pose(self) -> np.ndarray:
         q, _ = self.kin.inverse(self.kin.stance_feet(self.cfg.stand_height, self.cfg.stand_com_x))

@@ -55,6 +55,7 @@ class Locomotion(Behaviour):
         self.clock = BlockClock()
         self.slow_ticks = 0
         self.q_prev = np.zeros(self.cfg.num_joints)
+        self._q_spare = (np.zeros(self.cfg.num_joints), np.zeros(self.cfg.num_joints))
         self._user_block: Block | None = None
         self._stance_kp, self._stance_kd = robot.gains("stance")
         self._swing_kp, self._swing_kd = robot.gains("swing")
@@ -153,10 +154,10 @@ class Locomotion(Behaviour):
             self.clock.advance(ctx.block)
         feet = gen.step(self._command(ctx))
         self._balance(ctx)
-        q, _ = self.robot.kin.inverse(feet)
-        q = self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
-        dt = self.robot.dt
-        self.kernel.stream(q, self.q_prev, dt)
+        # IK, the limits and the kernel's set points in one C call, into the
+        # one of two kept buffers that is not last tick's q_prev.
+        q = self._q_spare[0] if self.q_prev is not self._q_spare[0] else self._q_spare[1]
+        self.robot.stream_feet(feet, ctx.q, LIMIT_MARGIN, self.q_prev, q)
         self.q_prev = q
         self._gains()
         self.slow_ticks = self.slow_ticks + 1 if gen.speed() <= self.loco.leave_speed else 0

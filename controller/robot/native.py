@@ -107,6 +107,12 @@ class Kernel:
         self._map = ffi.NULL            # the robot's joint map; NULL: the identity
         self._map_arrays: tuple[np.ndarray, ...] = ()
 
+    @property
+    def native(self) -> object:
+        """The kernel's C plan (mk_plan *), for C code that writes its segments
+        (csrc/legs.c, mk_leg_targets)."""
+        return self._plan
+
     # -- writing segments -------------------------------------------------
     def move(self, start: Values, end: Values, t0: Values, duration: Values,
              profile: int = LINEAR, idx: Index = slice(None), v_start: Values = 0.0,
