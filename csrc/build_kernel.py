@@ -37,6 +37,7 @@ ffibuilder.cdef(
     int64_t mk_get_timer_slack(void);
     int mk_lock_memory(void);
     int mk_unlock_memory(void);
+    int mk_request_cpu_latency(int32_t max_us);
     typedef struct {
         int32_t n;
         const int32_t *order; const double *direction; const double *offset;

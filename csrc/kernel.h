@@ -79,6 +79,10 @@ int mk_set_timer_slack(int64_t slack_ns);   /* prctl(PR_SET_TIMERSLACK) */
 int64_t mk_get_timer_slack(void);
 int mk_lock_memory(void);                   /* mlockall(MCL_CURRENT | MCL_FUTURE) */
 int mk_unlock_memory(void);
+/* Keep every CPU out of idle states that take longer than max_us to wake from
+ * (PM QoS, /dev/cpu_dma_latency) for as long as the returned file descriptor
+ * is open; -errno when refused. */
+int mk_request_cpu_latency(int32_t max_us);
 
 /* The LCM encoding of msgs.joint_command_t (lcmtypes/joint_command_t.lcm)
  * from the plan's outputs (wire.c): the 8-byte type fingerprint, then utime,

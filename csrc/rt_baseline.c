@@ -3,12 +3,14 @@
  * (rtclock.c) under the same scheduling settings. Its lateness is what the
  * machine and kernel allow; motiond's is compared against it.
  *
- *   rt_baseline HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS]
+ *   rt_baseline HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS [IDLE_LATENCY_US]]
  *
  * PRIORITY 0 keeps the normal scheduler; LOCK 1 calls mlockall. BUSY_NS
  * (default 0) spins that long after each wake-up, a body as long as motiond's
  * that makes no system call: how often the machine stalls a running thread
- * (a VM's vCPU descheduled by its host, say), as against a sleeping one. Writes one
+ * (a VM's vCPU descheduled by its host, say), as against a sleeping one.
+ * IDLE_LATENCY_US (default -1: none) holds motiond's realtime.cpu_dma_latency_us
+ * request for the whole run, as the daemon does. Writes one
  * native-endian int64 per tick to OUT: how late (ns) that tick woke after its
  * deadline. A tick a whole period or more late restarts the schedule from
  * now, as motiond does. Prints on stdout which settings were refused. */
@@ -23,11 +25,13 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 7 && argc != 8) {
-        fprintf(stderr, "usage: %s HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS]\n", argv[0]);
+    if (argc < 7 || argc > 9) {
+        fprintf(stderr, "usage: %s HZ SECONDS PRIORITY SLACK_NS LOCK OUT [BUSY_NS [IDLE_LATENCY_US]]\n",
+                argv[0]);
         return 2;
     }
-    const int64_t busy = argc == 8 ? atoll(argv[7]) : 0;
+    const int64_t busy = argc >= 8 ? atoll(argv[7]) : 0;
+    const long idle_latency = argc == 9 ? atol(argv[8]) : -1;   /* -1: no request */
     const double hz = atof(argv[1]);
     const double seconds = atof(argv[2]);
     const int priority = atoi(argv[3]);
@@ -52,6 +56,8 @@ int main(int argc, char **argv)
     int rc = mk_set_timer_slack(slack);
     if (rc != 0) printf("refused timer slack %lld ns: %s\n", (long long)slack, strerror(rc));
     if (lock && (rc = mk_lock_memory()) != 0) printf("refused mlockall: %s\n", strerror(rc));
+    if (idle_latency >= 0 && (rc = mk_request_cpu_latency((int32_t)idle_latency)) < 0)
+        printf("refused cpu idle latency %ld us: %s\n", idle_latency, strerror(-rc));
     /* touch the buffer now so the loop takes no page faults */
     memset(late, 0, (size_t)ticks * sizeof *late);
 

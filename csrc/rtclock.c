@@ -3,15 +3,19 @@
  * Python's time.sleep only sleeps for a relative interval, which adds the
  * time spent computing it to every period; mk_sleep_until sleeps to an
  * absolute CLOCK_MONOTONIC deadline. The setup calls have no Python
- * equivalent in the os module (prctl, mlockall). Each returns 0 or an errno
- * value, so the caller can say exactly what the system did not permit. */
+ * equivalent in the os module (prctl, mlockall); the CPU idle-latency
+ * request is here so that make bench's bare C loop asks for it the same way.
+ * Each returns 0 (or a descriptor) or an errno value, so the caller can say
+ * exactly what the system did not permit. */
 #define _GNU_SOURCE
 #include "kernel.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 int64_t mk_now_ns(void)
 {
@@ -50,4 +54,19 @@ int mk_lock_memory(void)
 int mk_unlock_memory(void)
 {
     return munlockall() == 0 ? 0 : errno;
+}
+
+int mk_request_cpu_latency(int32_t max_us)
+{
+    /* The kernel's PM QoS interface: while this descriptor stays open, no CPU
+     * enters an idle state whose exit takes longer than max_us. */
+    const int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (write(fd, &max_us, sizeof max_us) != (ssize_t)sizeof max_us) {
+        const int err = errno != 0 ? errno : EIO;
+        close(fd);
+        return -err;
+    }
+    return fd;
 }

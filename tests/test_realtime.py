@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 from harness import Rig
 
 from controller import msgs
+from controller.robot.config import ConfigError, RealtimeConfig, load_config
 from controller.robot.native import Kernel
 from controller.service import realtime
 from controller.service.transport import FixedEncoder
@@ -167,20 +169,74 @@ def test_setup_applies_what_it_is_permitted():
         done = threading.Event()
         worker = threading.Thread(target=done.wait)   # as the LCM receive threads
         worker.start()
-        a, r = realtime.setup(RealtimeConfig(priority=7, lock_memory=True, timer_slack_ns=1))
+        def latency_files():
+            return sum(os.readlink(f"/proc/self/fd/{fd}") == "/dev/cpu_dma_latency"
+                       for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}"))
+        def system_latency():       # the kernel's answer: the lowest request held
+            with open("/dev/cpu_dma_latency", "rb") as f:
+                return int.from_bytes(f.read(4), "little", signed=True)
+        a, r = realtime.setup(RealtimeConfig(priority=7, lock_memory=True, timer_slack_ns=1,
+                                             cpu_dma_latency_us=3))
         tasks = [int(t) for t in os.listdir('/proc/self/task')]
+        held = [latency_files(), system_latency()]
+        a2, r2 = realtime.setup(RealtimeConfig(priority=7, lock_memory=True, timer_slack_ns=1,
+                                               cpu_dma_latency_us=0))
+        held += [latency_files(), system_latency()]
+        realtime.release_idle_latency()
+        held += [latency_files()]
         print(json.dumps([a, r, [os.sched_getscheduler(t) for t in tasks],
                           [os.sched_getparam(t).sched_priority for t in tasks],
-                          lib.mk_get_timer_slack()]))
+                          lib.mk_get_timer_slack(), held, a2[-1]]))
         done.set()
     """)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
-    applied, refused, policies, priorities, slack = json.loads(out)
+    applied, refused, policies, priorities, slack, held, again = json.loads(out)
     assert refused == []
-    assert applied == ["SCHED_FIFO priority 7", "timer slack 1 ns", "memory locked"]
+    assert applied == ["SCHED_FIFO priority 7", "timer slack 1 ns", "memory locked",
+                       "cpu idle latency 3 us"]
     assert len(policies) >= 2 and set(policies) == {os.SCHED_FIFO} and set(priorities) == {7}
     assert slack in (0, 1)      # recent kernels give SCHED_FIFO threads no slack at all
+    # The request is held open (one descriptor, replaced by a second setup, not
+    # added to) and the kernel honours it; released, the descriptor is gone.
+    assert held[0] == 1 and 0 <= held[1] <= 3
+    assert held[2] == 1 and held[3] == 0
+    assert held[4] == 0 and again == "cpu idle latency 0 us"
+
+
+@pytest.mark.parametrize(("errno_value", "words"), [
+    (2, "no /dev/cpu_dma_latency (a kernel without PM QoS, or a private /dev"),
+    (13, "Permission denied on /dev/cpu_dma_latency (needs root or write access")])
+def test_a_refused_idle_latency_request_says_why(monkeypatch, errno_value, words):
+    class Lib:
+        @staticmethod
+        def mk_request_cpu_latency(max_us):
+            return -errno_value
+
+        mk_set_timer_slack = staticmethod(lambda ns: 0)
+    monkeypatch.setattr(realtime, "lib", Lib)
+    applied, refused = realtime.setup(RealtimeConfig(priority=0, lock_memory=False, cpu_dma_latency_us=0))
+    assert applied == ["timer slack 1 ns"]
+    assert len(refused) == 1 and refused[0].startswith("cpu idle latency 0 us: ") and words in refused[0]
+
+
+def test_the_idle_latency_key(tmp_path):
+    """Absent: 0 (ask for the shallowest idle states); null: no request; a
+    negative, fractional or boolean value fails naming the key."""
+    for folder in ("config", "gaits"):         # the config's relative paths hold
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    base = (ROOT / "config" / "cyberdog2.yaml").read_text()
+    assert "  cpu_dma_latency_us: 0 " in base
+    path = tmp_path / "config" / "cyberdog2.yaml"
+    for text, want in (("0", 0), ("150", 150), ("null", None)):
+        path.write_text(base.replace("  cpu_dma_latency_us: 0 ", f"  cpu_dma_latency_us: {text} "))
+        assert load_config(path).realtime.cpu_dma_latency_us == want
+    path.write_text(base.replace("  cpu_dma_latency_us: 0 ", "  #"))
+    assert load_config(path).realtime.cpu_dma_latency_us == 0
+    for text in ("-1", "1.5", "true", "2000000"):
+        path.write_text(base.replace("  cpu_dma_latency_us: 0 ", f"  cpu_dma_latency_us: {text} "))
+        with pytest.raises(ConfigError, match="realtime.cpu_dma_latency_us"):
+            load_config(path)
 
 
 def test_without_the_capabilities_the_daemon_runs_with_one_warning():
@@ -202,5 +258,6 @@ def test_without_the_capabilities_the_daemon_runs_with_one_warning():
     refused = warnings[0]["refused"]
     assert [r.split(":")[0] for r in refused] == ["SCHED_FIFO priority 49", "mlockall"]
     assert "CAP_SYS_NICE" in refused[0] and "CAP_IPC_LOCK" in refused[1]
-    assert warnings[0]["applied"] == ["timer slack 1 ns"]
+    # The idle-latency request needs no capability: root owns the device.
+    assert warnings[0]["applied"] == ["timer slack 1 ns", "cpu idle latency 0 us"]
     assert any(e["event"] == "shutdown" and e["ticks"] == 20 for e in events)

@@ -68,6 +68,11 @@ def test_unit_passes_systemd_analyze_verify_without_a_word(tmp_path):
     assert len(text.splitlines()) == len(original)
     assert [b for _, b in changed] == [
         f"ExecStart={prefix}/bin/motiond --config /etc/motiond/config/cyberdog2.yaml"]
+    verify(unit)
+
+
+def verify(unit: Path) -> None:
+    """systemd-analyze verify, which reads the drop-ins in unit's directory too."""
     analyze = shutil.which("systemd-analyze")
     assert analyze, "systemd-analyze is missing: `make system-deps` installs it (package systemd)"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYSTEMD_")}
@@ -76,6 +81,33 @@ def test_unit_passes_systemd_analyze_verify_without_a_word(tmp_path):
                             capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == "", \
         result.stdout + result.stderr
+
+
+def test_the_documented_cpu_latency_drop_in_passes_verify(tmp_path):
+    """docs/SERVICE.md "CPU idle latency": the drop-in it prints, taken from
+    the text, changes what it says and passes verify with the unit (a key
+    verify does not know fails it: tested by the second drop-in)."""
+    doc = (ROOT / "docs" / "SERVICE.md").read_text()
+    found = re.search(r"printf '(\[Service\][^']*)'\s*\\\s*\n\s*\| sudo tee (\S+)", doc)
+    assert found, "the drop-in's printf is gone from docs/SERVICE.md"
+    drop_in = found.group(1).replace("\\n", "\n")
+    assert found.group(2) == "/etc/systemd/system/motiond.service.d/cpu-latency.conf"
+    assert settings(drop_in) == {"PrivateDevices": ["no"], "DevicePolicy": ["closed"],
+                                 "DeviceAllow": ["/dev/cpu_dma_latency w"]}
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    stub = prefix / "bin" / "motiond"
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    unit = tmp_path / "unit" / "motiond.service"
+    render(unit, PREFIX=str(prefix))
+    (unit.parent / "motiond.service.d").mkdir()
+    conf = unit.parent / "motiond.service.d" / "cpu-latency.conf"
+    conf.write_text(drop_in)
+    verify(unit)
+    conf.write_text(drop_in + "NoSuchKey=1\n")
+    with pytest.raises(AssertionError, match="NoSuchKey"):
+        verify(unit)
 
 
 def test_install_variables_reach_the_unit(tmp_path):

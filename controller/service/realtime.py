@@ -2,7 +2,9 @@
 
 `setup` asks for what config `realtime` names: SCHED_FIFO at its priority
 (for every thread, the LCM library's receive threads too), 1 ns timer slack,
-locked memory. Whatever the system refuses is returned as a
+locked memory, and CPU idle states no slower to leave than
+`cpu_dma_latency_us` (held for the process's life: a CPU woken from a deep
+idle state starts the tick that much later). Whatever the system refuses is returned as a
 reason naming the permission that would grant it; the daemon runs anyway and
 logs those reasons once. `FrozenHeap` brackets the tick loop: the heap built
 at start-up is frozen out of the collector and automatic collection is off,
@@ -11,6 +13,7 @@ because the tick makes no reference cycles (tests/test_realtime.py proves it);
 """
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import threading
@@ -24,6 +27,9 @@ from controller.robot.config import RealtimeConfig
 # those freed, above which the loop collects after a tick's outputs are out. A
 # tick keeps this flat; only a path that leaks or makes cycles reaches it.
 GC_BUDGET = 100_000
+
+# The open PM QoS request (/dev/cpu_dma_latency): it lasts while this is open.
+_idle_request: list[int] = []
 
 
 def setup(cfg: RealtimeConfig) -> tuple[list[str], list[str]]:
@@ -53,7 +59,31 @@ def setup(cfg: RealtimeConfig) -> tuple[list[str], list[str]]:
         else:
             refused.append(f"mlockall: {os.strerror(rc)} (needs root, CAP_IPC_LOCK "
                            f"or LimitMEMLOCK=infinity)")
+    if cfg.cpu_dma_latency_us is not None:
+        _request_idle_latency(cfg.cpu_dma_latency_us, applied, refused)
     return applied, refused
+
+
+def _request_idle_latency(max_us: int, applied: list[str], refused: list[str]) -> None:
+    """Replace this process's idle-latency request with max_us."""
+    release_idle_latency()
+    wanted = f"cpu idle latency {max_us} us"
+    fd = lib.mk_request_cpu_latency(max_us)
+    if fd >= 0:
+        _idle_request.append(fd)
+        applied.append(wanted)
+    elif -fd == errno.ENOENT:
+        refused.append(f"{wanted}: no /dev/cpu_dma_latency (a kernel without PM QoS, or a "
+                       f"private /dev such as the systemd unit's: docs/SERVICE.md)")
+    else:
+        refused.append(f"{wanted}: {os.strerror(-fd)} on /dev/cpu_dma_latency (needs root or "
+                       f"write access to it: README \"Real-time priority\")")
+
+
+def release_idle_latency() -> None:
+    """Drop the idle-latency request (the daemon keeps it until it exits)."""
+    while _idle_request:
+        os.close(_idle_request.pop())
 
 
 def _threads() -> list[int]:

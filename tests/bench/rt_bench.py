@@ -116,7 +116,8 @@ def run_baseline(seconds: float, rt: RealtimeConfig, busy_ns: int = 0) -> tuple[
         out = Path(tmp) / "late.bin"
         proc = subprocess.run([str(baseline_binary()), str(HZ), str(seconds), str(rt.priority),
                                str(rt.timer_slack_ns), "1" if rt.lock_memory else "0", str(out),
-                               str(busy_ns)],
+                               str(busy_ns),
+                               str(-1 if rt.cpu_dma_latency_us is None else rt.cpu_dma_latency_us)],
                               capture_output=True, text=True, check=True)
         return np.fromfile(out, dtype=np.int64), proc.stdout.strip()
 
