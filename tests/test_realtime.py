@@ -221,20 +221,20 @@ def test_a_refused_idle_latency_request_says_why(monkeypatch, errno_value, words
 
 
 def test_the_idle_latency_key(tmp_path):
-    """Absent: 0 (ask for the shallowest idle states); null: no request; a
+    """Absent: 10 us (no deep idle states); null: no request; a
     negative, fractional or boolean value fails naming the key."""
     for folder in ("config", "gaits"):         # the config's relative paths hold
         shutil.copytree(ROOT / folder, tmp_path / folder)
     base = (ROOT / "config" / "cyberdog2.yaml").read_text()
-    assert "  cpu_dma_latency_us: 0 " in base
+    assert "  cpu_dma_latency_us: 10 " in base
     path = tmp_path / "config" / "cyberdog2.yaml"
     for text, want in (("0", 0), ("150", 150), ("null", None)):
-        path.write_text(base.replace("  cpu_dma_latency_us: 0 ", f"  cpu_dma_latency_us: {text} "))
+        path.write_text(base.replace("  cpu_dma_latency_us: 10 ", f"  cpu_dma_latency_us: {text} "))
         assert load_config(path).realtime.cpu_dma_latency_us == want
-    path.write_text(base.replace("  cpu_dma_latency_us: 0 ", "  #"))
-    assert load_config(path).realtime.cpu_dma_latency_us == 0
+    path.write_text(base.replace("  cpu_dma_latency_us: 10 ", "  #"))
+    assert load_config(path).realtime.cpu_dma_latency_us == 10
     for text in ("-1", "1.5", "true", "2000000"):
-        path.write_text(base.replace("  cpu_dma_latency_us: 0 ", f"  cpu_dma_latency_us: {text} "))
+        path.write_text(base.replace("  cpu_dma_latency_us: 10 ", f"  cpu_dma_latency_us: {text} "))
         with pytest.raises(ConfigError, match="realtime.cpu_dma_latency_us"):
             load_config(path)
 
@@ -259,5 +259,5 @@ def test_without_the_capabilities_the_daemon_runs_with_one_warning():
     assert [r.split(":")[0] for r in refused] == ["SCHED_FIFO priority 49", "mlockall"]
     assert "CAP_SYS_NICE" in refused[0] and "CAP_IPC_LOCK" in refused[1]
     # The idle-latency request needs no capability: root owns the device.
-    assert warnings[0]["applied"] == ["timer slack 1 ns", "cpu idle latency 0 us"]
+    assert warnings[0]["applied"] == ["timer slack 1 ns", "cpu idle latency 10 us"]
     assert any(e["event"] == "shutdown" and e["ticks"] == 20 for e in events)

@@ -17,8 +17,9 @@ class RealtimeConfig:
     timer_slack_ns: int = 1      # prctl timer slack (the kernel's default is 50 us)
     gc_freeze: bool = True       # freeze the start-up heap; no automatic collection
     # PM QoS: no CPU idle state slower than this to wake from while the daemon
-    # runs (/dev/cpu_dma_latency, as cyclictest asks); None leaves it to the system.
-    cpu_dma_latency_us: int | None = 0
+    # runs (/dev/cpu_dma_latency); None leaves it to the system. 10 us keeps
+    # the shallow states (a halt) and forbids the deep ones (docs/CONFIG.md).
+    cpu_dma_latency_us: int | None = 10
 
 
 def load_realtime(r: Reader) -> RealtimeConfig:
