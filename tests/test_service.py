@@ -42,6 +42,16 @@ def render(out: Path, **variables: str) -> str:
     return out.read_text()
 
 
+def stub_prefix(tmp_path: Path) -> Path:
+    """An install prefix whose bin/motiond is a stand-in that exits 0."""
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    stub = prefix / "bin" / "motiond"
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    return prefix
+
+
 def settings(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for line in text.splitlines():
@@ -56,11 +66,7 @@ def test_unit_passes_systemd_analyze_verify_without_a_word(tmp_path):
     and is executable. The unit is rendered with PREFIX pointing at a stand-in
     motiond, so ExecStart's path is the only thing that differs from the file
     in the repository."""
-    prefix = tmp_path / "prefix"
-    (prefix / "bin").mkdir(parents=True)
-    stub = prefix / "bin" / "motiond"
-    stub.write_text("#!/bin/sh\nexit 0\n")
-    stub.chmod(0o755)
+    prefix = stub_prefix(tmp_path)
     unit = tmp_path / "unit" / "motiond.service"
     text = render(unit, PREFIX=str(prefix))
     original = UNIT.read_text().splitlines()
@@ -94,13 +100,8 @@ def test_the_documented_cpu_latency_drop_in_passes_verify(tmp_path):
     assert found.group(2) == "/etc/systemd/system/motiond.service.d/cpu-latency.conf"
     assert settings(drop_in) == {"PrivateDevices": ["no"], "DevicePolicy": ["closed"],
                                  "DeviceAllow": ["/dev/cpu_dma_latency w"]}
-    prefix = tmp_path / "prefix"
-    (prefix / "bin").mkdir(parents=True)
-    stub = prefix / "bin" / "motiond"
-    stub.write_text("#!/bin/sh\nexit 0\n")
-    stub.chmod(0o755)
     unit = tmp_path / "unit" / "motiond.service"
-    render(unit, PREFIX=str(prefix))
+    render(unit, PREFIX=str(stub_prefix(tmp_path)))
     (unit.parent / "motiond.service.d").mkdir()
     conf = unit.parent / "motiond.service.d" / "cpu-latency.conf"
     conf.write_text(drop_in)
