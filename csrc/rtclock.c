@@ -5,8 +5,9 @@
  * absolute CLOCK_MONOTONIC deadline. The setup calls have no Python
  * equivalent in the os module (prctl, mlockall); the CPU idle-latency
  * request is here so that make bench's bare C loop asks for it the same way.
- * Each returns 0 (or a descriptor) or an errno value, so the caller can say
- * exactly what the system did not permit. */
+ * The setup calls return 0 or the errno value, mk_request_cpu_latency a
+ * descriptor or -errno, so the caller can say exactly what the system did
+ * not permit. */
 #define _GNU_SOURCE
 #include "kernel.h"
 
