@@ -7,6 +7,9 @@ lift. In physics, lifted by a "hand": a force on the trunk holding it at a
 height, as a person would."""
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 import mujoco
 import numpy as np
 import pytest
@@ -146,3 +149,47 @@ def test_walking_closed_loop_never_counts_as_a_lift(gait: int, vx: float) -> Non
     trial.run(3.0)
     assert set(trial.trace.mode[-2500:]) == {11}
     assert LIFTED not in trial.trace.switch_status
+
+
+def test_the_checks_taken_before_the_last_commands_change_nothing() -> None:
+    """Controller.sense takes the lift detector's evidence and the foot
+    workspace bits (Fsm.sample) before the runtime's last command drain, so
+    that a late command reaches its joint command sooner. Taken in Fsm.step
+    instead (sense without them), a trot, a lift and a put-down publish the
+    same messages, byte for byte."""
+    def run(before_drain: bool) -> tuple[str, list[int]]:
+        trial = Trial(CFG)
+        ctl = trial.ctl
+        digest = hashlib.sha256()
+        step, sense = ctl.step, ctl.sense
+
+        def sense_without_sample(now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
+            ctl.fsm.sample = lambda *_: None                  # type: ignore[method-assign]
+            try:
+                sense(now_ns, inbox)
+            finally:
+                del ctl.fsm.sample
+
+        def hashed(*args: Any, **kwargs: Any) -> Any:
+            out = step(*args, **kwargs)
+            for _, channel, data in out.messages:
+                digest.update(channel.encode())
+                digest.update(bytes(data))
+            return out
+        if not before_drain:
+            ctl.sense = sense_without_sample                  # type: ignore[method-assign]
+        ctl.step = hashed                                     # type: ignore[method-assign]
+        trial.send(12)
+        trial.run(2.0)
+        trial.send(11, 3, vel_des=[0.5, 0.0, 0.0], step_height=[0.06, 0.06])
+        trial.run(1.5)
+        hand = Hand(trial)
+        run_holding(trial, hand, 0.45, 0.6)
+        run_holding(trial, hand, 0.22, 0.6)
+        hand.release()
+        trial.run(2.2)
+        return digest.hexdigest(), trial.trace.mode
+
+    sampled, modes = run(True)
+    assert Lifted.mode in modes and modes[-1] == 11      # the lift check was exercised, and left
+    assert run(False) == (sampled, modes)

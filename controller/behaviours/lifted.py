@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, Robot, TickContext
+from controller.behaviours.base import Behaviour, BodyEstimate, Robot, TickContext
 from controller.robot.kinematics import leg_mask_table
 from controller.robot.native import QUINTIC
 
@@ -38,6 +38,7 @@ GRAVITY = 9.81
 UNLOADED_SHARE = 0.5    # of the counted ticks of the last lift_ms
 FREE_FALL = 0.5         # g: below this specific force the body is falling, not held
 LIMB_MOVE_S = 0.5
+NO_ESTIMATE, FLIGHT, MEASURED = 0, 1, 2    # what measure() found this tick
 GAINS = "recovery"      # firm enough to carry the body when it is put down
 
 
@@ -53,35 +54,53 @@ class LiftDetector:
         legs = len(robot.cfg.legs)
         self.all_legs = (1 << legs) - 1
         self.bits = leg_mask_table(legs)
-        self.window = np.zeros(self.ticks_needed, dtype=bool)   # unloaded, per counted tick
+        self.window = bytearray(self.ticks_needed)   # 1: unloaded, per counted tick
         self.slot = 0
         self.counted = 0
         self.unloaded = 0
         self.loaded_ticks = 0
+        self.evidence = NO_ESTIMATE       # this tick's, from measure()
+        self.load = 0.0
+        self.falling = False
 
     def reset(self) -> None:
-        self.window[:] = False
+        if not self.counted:
+            return          # nothing counted since the last reset: all zero (every tick without an estimate)
+        self.window[:] = bytes(self.ticks_needed)
         self.slot = self.counted = self.unloaded = self.loaded_ticks = 0
 
-    def update(self, ctx: TickContext, planned: int | None) -> None:
-        """Count this tick's evidence (once a tick, by the FSM); `planned`:
-        the feet the running motion has on the ground (None: all)."""
-        body = ctx.body
+    def measure(self, body: BodyEstimate | None, planned: int | None) -> None:
+        """This tick's evidence, booked by count(): the load on the feet
+        `planned` down (None: all) and whether the body falls freely. It reads
+        only the state estimate and the running motion's contacts, so the
+        controller takes it before the tick's commands (Fsm.sample)."""
         if body is None or self.weight is None:
-            self.reset()
+            self.evidence = NO_ESTIMATE
             return
         mask = self.bits[self.all_legs if planned is None else planned & self.all_legs]
         if not mask.any():
-            return                                  # a flight phase: no evidence
-        load = float(body.force[:, 2] @ mask)
+            self.evidence = FLIGHT                  # a flight phase: no evidence
+            return
+        self.load = float(body.force[:, 2] @ mask)
         ax, ay, az = body.accel.tolist()
-        falling = math.sqrt(ax * ax + ay * ay + az * az) < FREE_FALL * GRAVITY
-        unloaded = load < self.lift_share * self.weight and not falling
-        self.unloaded += int(unloaded) - int(self.window[self.slot])
+        self.falling = math.sqrt(ax * ax + ay * ay + az * az) < FREE_FALL * GRAVITY
+        self.evidence = MEASURED
+
+    def count(self) -> None:
+        """Book the evidence measure() took, once a tick (by the FSM)."""
+        if self.evidence == NO_ESTIMATE:
+            self.reset()
+            return
+        if self.evidence == FLIGHT:
+            return
+        load, weight = self.load, self.weight
+        assert weight is not None                   # measured: there is a body model
+        unloaded = load < self.lift_share * weight and not self.falling
+        self.unloaded += unloaded - self.window[self.slot]
         self.window[self.slot] = unloaded
         self.slot = (self.slot + 1) % self.ticks_needed
         self.counted = min(self.counted + 1, self.ticks_needed)
-        self.loaded_ticks = self.loaded_ticks + 1 if load > self.land_share * self.weight else 0
+        self.loaded_ticks = self.loaded_ticks + 1 if load > self.land_share * weight else 0
 
     @property
     def lifted(self) -> bool:

@@ -911,7 +911,8 @@ class Controller:
     def sense(self, now_ns: int, inbox: list[tuple[str, bytes]]) -> None:
         """The tick's first half, which no command changes: the odometry of the
         tick that just ended, the sensor packets in `inbox` (joint_state, imu;
-        the rest is left to act()) and the state estimate. The runtime drains
+        the rest is left to act()), the state estimate and the FSM's checks
+        that read only these (Fsm.sample: lift, foot workspace). The runtime drains
         the command port only after this (controller/service/runtime.py), so a
         command that arrives meanwhile still makes this tick."""
         ch = self.ch
@@ -942,6 +943,9 @@ class Controller:
         if measured:
             self.kernel.seed(self.q)
         self._take_attitude(now_ns, measured)
+        # The FSM's sensor-only checks, before the runtime's last drain: they
+        # no longer stand between a late command and its joint command.
+        self.fsm.sample(self.tick, self._body_estimate(now_ns), self.q)
 
     def act(self, now_ns: int, inbox: list[tuple[str, bytes]],
             timing: Timing | None = None,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from controller.behaviours.base import Behaviour, TickContext
+from controller.behaviours.base import Behaviour, BodyEstimate, TickContext
 from controller.behaviours.damper import Damper
 from controller.behaviours.lifted import LiftDetector, Lifted
 from controller.behaviours.off import Off
@@ -56,6 +56,11 @@ class Fsm:
         self.ori_error = 0
         self._feet: np.ndarray | None = None   # the workspace check's feet without an estimate
         self._feet_ptr: object = ffi.NULL
+        # The sensor-only checks of a tick (sample()): for which tick and
+        # state, and the workspace bits found (the lift evidence is the
+        # detector's).
+        self._sampled: tuple[int, Behaviour] | None = None
+        self._workspace_bits = 0
         self.refusal: str | None = None  # why the last request was refused
         self.measured = False            # joint_state has arrived at least once
         # Roll and pitch as the IMU measures them (the controller sets them
@@ -147,13 +152,32 @@ class Fsm:
             self.hold_ticks = 0
             self._switch(ctx, OFF)
 
+    def sample(self, tick: int, body: BodyEstimate | None, q: np.ndarray) -> None:
+        """The tick's checks that read only the sensors (the lift detector's
+        evidence, the foot workspace bits), for the state running now. The
+        controller takes them before the tick's last commands (Controller.sense),
+        so that the time from those to the joint command is shorter; step()
+        uses them if the state is still the one sampled, and takes them itself
+        otherwise. Reads nothing a command changes: the same figures either way."""
+        state = self.state
+        if self.lift is not None:
+            self.lift.measure(body, state.planned_contact())
+        workspace = state.foot_workspace()
+        self._workspace_bits = 0 if workspace is None else \
+            self._foot_workspace_bits(body, q, *workspace)
+        self._sampled = (tick, state)
+
     def step(self, ctx: TickContext, fault: bool = False) -> None:
         """One tick; `fault`: a fault the controller watches (joint_state lost,
         a tracking error) tripped this tick, and the robot enters EDAMP."""
         requested = ctx.block.mode
         self.fell = False
+        sampled = self._sampled
+        if sampled is None or sampled[0] != ctx.tick or sampled[1] is not self.state:
+            self.sample(ctx.tick, ctx.body, ctx.q)
+        self._sampled = None
         if self.lift is not None:
-            self.lift.update(ctx, self.state.planned_contact())
+            self.lift.count()
         self._pre_check(ctx, fault)
         if self.operating == ESTOP:
             self._estop_tick(ctx)
@@ -238,10 +262,7 @@ class Fsm:
                 and self.operating != LIFTED:
             self._enter_lifted(ctx)
             return
-        workspace = self.state.foot_workspace()
-        self.footpos_error = 0   # 0 in states without the check (SPEC §5.9)
-        if workspace is not None:
-            self.footpos_error = self._foot_workspace_bits(ctx, *workspace)
+        self.footpos_error = self._workspace_bits   # 0 in states without the check (SPEC §5.9)
         if self.footpos_error or fault:
             self._enter_edamp(ctx)
 
@@ -282,14 +303,15 @@ class Fsm:
         self.ban = 0
         self._switch(ctx, Lifted.mode)
 
-    def _foot_workspace_bits(self, ctx: TickContext, x_angle_deg: float, z_share: float) -> int:
+    def _foot_workspace_bits(self, body: BodyEstimate | None, q: np.ndarray,
+                             x_angle_deg: float, z_share: float) -> int:
         """footpos_error bits (SPEC §5.8, §5.9): bit 3i = leg i x, 3i+2 = z.
         The feet are the estimate's when there is one (the same measured
         joints' kinematics, computed once a tick)."""
         kin = self.state.robot.kin
         legs = len(kin.hip)
-        if ctx.body is not None:
-            feet = ctx.body.feet
+        if body is not None:
+            feet = body.feet
             if feet.shape != (legs, 3):
                 raise ValueError(f"foot workspace: {legs} feet expected, got {feet.shape}")
             feet_ptr = ffi.from_buffer("double[]", np.ascontiguousarray(feet, dtype=np.float64))
@@ -299,7 +321,7 @@ class Fsm:
             if self._feet is None or len(self._feet) != legs:
                 self._feet = np.empty((legs, 3))
                 self._feet_ptr = ffi.from_buffer("double[]", self._feet)
-            q = np.ascontiguousarray(ctx.q, dtype=np.float64)
+            q = np.ascontiguousarray(q, dtype=np.float64)
             if q.shape != (3 * legs,):
                 raise ValueError(f"foot workspace: {3 * legs} joint angles expected, got {q.shape}")
             lib.mk_leg_forward(kin.native, ffi.from_buffer("double[]", q), self._feet_ptr, ffi.NULL)
