@@ -73,6 +73,7 @@ class Locomotion(Behaviour):
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop
         self._user_cmd: GaitCommand | None = None
+        self._block_cmd: tuple[Block, GaitCommand] | None = None   # the last block's command
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
 
     def _all_gaits(self) -> dict[int, GaitDefinition]:
@@ -128,9 +129,14 @@ class Locomotion(Behaviour):
             return GaitCommand(wanted, np.zeros(3), block.step_height[0], 0.0)
         if block.gait_id in self.user_gaits:
             return self._user_gait_command(wanted, block)
-        return GaitCommand(wanted, np.asarray(block.vel_des, dtype=float),
-                           float(block.step_height[0]), float(block.rpy_des[1]),
-                           bool(block.value & VERTICAL_LEGS))
+        made = self._block_cmd
+        if made is not None and made[0] is block and made[1].gait is wanted:
+            return made[1]          # a block is immutable: its command is made once
+        cmd = GaitCommand(wanted, np.asarray(block.vel_des, dtype=float),
+                          float(block.step_height[0]), float(block.rpy_des[1]),
+                          bool(block.value & VERTICAL_LEGS))
+        self._block_cmd = (block, cmd)
+        return cmd
 
     def _user_gait_command(self, gait: GaitDefinition, block: Block) -> GaitCommand:
         """A user-gait step's packed fields (SPEC §8.4), decoded once per block."""
