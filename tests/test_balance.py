@@ -158,7 +158,7 @@ def test_the_stance_torques_are_the_plans_forces_through_the_leg_jacobians_withi
     planner = _HeldPlan(ConvexMpc(BAL, 4))
     limit = np.full(12, 3.0)
     tau_ff = np.zeros(12)
-    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, limit, tau_ff)
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, limit, tau_ff, [])
     bal.submitted = True                    # no MPC request: phase 1 is not a step boundary
     plan = rng.normal(scale=40.0, size=planner.mpc.layout.plan_size)
     planner.held = (plan, 95)               # sampled 5 ticks ago: its first step (15 ticks a step)
@@ -187,7 +187,7 @@ def test_the_reference_follows_the_command_within_its_slack_of_the_estimate() ->
     rng = np.random.default_rng(3)
     body, gen = _body_and_gen(rng)
     planner = _HeldPlan(ConvexMpc(BAL, 4))
-    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, np.full(12, 30.0), np.zeros(12))
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, planner, np.full(12, 30.0), np.zeros(12), [])
     bal.submitted = True
     bal.tick(1, body, gen)                  # starts at the estimate
     com = body.position + body.rot @ np.asarray(BAL.com_offset)
@@ -298,3 +298,34 @@ def test_a_robot_that_sends_no_imu_trots_open_loop_with_no_feed_forward() -> Non
     down = ~loco.gen.swinging
     stance_kp = CFG.gains["stance"].kp.reshape(4, 3)
     assert np.allclose(rig.ctl.kernel.kp.reshape(4, 3)[down], stance_kp[down])
+
+
+def test_the_mpc_request_goes_out_after_the_joint_command_of_its_tick() -> None:
+    """The request's packing and sending wait until the tick's joint command
+    is on the bus (Robot.deferred): a late command's joint command does not
+    wait for them, and the request is still the one sampled on its tick."""
+    trial = Trial(CFG)
+    trial.send(12)
+    trial.run(2.0)
+    trial.send(11, 3, vel_des=[0.5, 0.0, 0.0], step_height=[0.06, 0.06])
+    trial.run(1.0)
+    ctl = trial.ctl
+    planner = planner_of(ctl)
+    events: list[tuple[str, int]] = []
+    submit = planner.submit
+
+    def submitted(tick: int, request: np.ndarray) -> None:
+        events.append(("request", tick))
+        submit(tick, request)
+
+    def step(now_ns: int, inbox: list[tuple[str, bytes]], *_: Any, **__: Any) -> Any:
+        ctl.sense(now_ns, inbox)
+        return ctl.act(now_ns, inbox, send_first=lambda _out: events.append(("joint_cmd", ctl.tick)))
+    planner.submit = submitted                                # type: ignore[method-assign]
+    ctl.step = step                                           # type: ignore[method-assign]
+    trial.run(0.2)
+    requests = [i for i, (kind, _) in enumerate(events) if kind == "request"]
+    assert len(requests) >= 5                                 # one a gait segment (30 ms)
+    for i in requests:
+        assert events[i - 1] == ("joint_cmd", events[i][1])   # right after its own tick's
+    assert not ctl.robot.deferred

@@ -9,7 +9,7 @@ the joint command once per tick.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,10 @@ class Robot:
         # Who solves the MPC (controller/motion/planner.py); the controller
         # makes an inline one, the daemon may hand in a worker process.
         self.planner: Planner | None = None
+        # Work a behaviour leaves for after the tick's joint command is on the
+        # bus (an MPC request: nothing this tick's command uses); the
+        # controller runs and clears it then (Controller.act).
+        self.deferred: list[Callable[[], None]] = []
         # The limits as C reads them (inside_limits), kept alive here.
         self._limit_arrays = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (cfg.q_min, cfg.q_max))
         self._limits = tuple(double_ptr(a) for a in self._limit_arrays)

@@ -68,7 +68,8 @@ class Locomotion(Behaviour):
         self.balance: BalanceController | None = None
         if self.cfg.balance is not None and robot.planner is not None:
             self.balance = BalanceController(self.cfg.balance, robot.kin, self.legs, robot.dt,
-                                             robot.planner, self.cfg.torque_limit, self.kernel.tau_ff)
+                                             robot.planner, self.cfg.torque_limit, self.kernel.tau_ff,
+                                             robot.deferred)
             self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop

@@ -958,7 +958,8 @@ class Controller:
         joint command first. `send_first` (the runtime's) is handed the outbox
         as soon as the joint command is in it, before the tick's reports
         (response, odometry, status, events) are built: the robot gets its
-        command that much sooner, and the bus sees the same order.
+        command that much sooner, and the bus sees the same order; the work
+        behaviours defer (Robot.deferred: an MPC request) runs then too.
         `late_from`: the index in `inbox` from which packets arrived while
         this tick ran (None: none did). They are taken in now, but seen by the
         next tick: a robot_control_cmd among them starts its receive timer
@@ -1009,6 +1010,7 @@ class Controller:
                 self.kernel.encode_joint_command(self.joint_cmd_fingerprint, utime, self.tick))
         if send_first is not None:
             send_first(out)
+        self._run_deferred()
 
         reported = self.fsm.reported(ctx, self.queue.motion_trigger > 0, self.queue.motion_id,
                                      ctx.motion_bar)
@@ -1020,6 +1022,15 @@ class Controller:
         self.last_reported = reported
         self.tick += 1
         return out
+
+    def _run_deferred(self) -> None:
+        """What the behaviours left for after the joint command (Robot.deferred)."""
+        deferred = self.robot.deferred
+        try:
+            for job in deferred:
+                job()
+        finally:
+            deferred.clear()
 
     def _report_fall(self, now_ns: int) -> None:
         """A humanoid is falling (controller/core/fall.py): say so in the log,

@@ -10,7 +10,9 @@ position and velocity from the Kalman filter; never the simulator's truth):
 - on every MPC step boundary a request goes to the planner: the state, the
   feet (from the leg kinematics, relative to the centre of mass), the
   contact schedule over the horizon (the gait's timetable, the legs in the
-  air now excluded) and the reference;
+  air now excluded) and the reference; packed and sent once the tick's
+  joint command is out (Robot.deferred), since its plan is used only
+  latency_ticks later;
 - the forces of the plan's current step become joint torques on the legs
   that are down, tau = -J^T R^T f (the foot pushes the ground with -f);
   without a plan (the first ticks, a plan past its horizon) the stance feet
@@ -22,6 +24,7 @@ position and velocity from the Kalman filter; never the simulator's truth):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -64,9 +67,13 @@ class BalanceController:
     MPC request on step boundaries and the plan in force are made here."""
 
     def __init__(self, c: BalanceConfig, kin: QuadrupedKinematics, legs: int, dt: float,
-                 planner: Planner, torque_limit: np.ndarray, tau_ff: np.ndarray) -> None:
+                 planner: Planner, torque_limit: np.ndarray, tau_ff: np.ndarray,
+                 deferred: list[Callable[[], None]]) -> None:
         """tau_ff: where each tick's torques go, within torque_limit (the
-        kernel's feed-forward)."""
+        kernel's feed-forward); deferred: where the MPC request goes to be
+        sent after the tick's joint command (Robot.deferred)."""
+        self.deferred = deferred
+        self._due: tuple[int, BodyEstimate, float, GaitGenerator] | None = None
         self.c = c
         self.legs = legs
         self.dt = dt
@@ -103,6 +110,7 @@ class BalanceController:
     def reset(self) -> None:
         self._native.started = 0
         self.submitted = False
+        self._due = None
         self.planner.reset()
 
     def _bind(self, body: BodyEstimate, gen: GaitGenerator) -> None:
@@ -131,7 +139,11 @@ class BalanceController:
         b.height = gen.height
         lib.mk_balance_reference(b)
         if not self.submitted or gen.phase % self.step_ticks == 0:
-            self._submit(tick, body, b.yaw, gen)
+            # The request is packed and sent once the joint command is out
+            # (deferred): its plan is used latency_ticks on, never this tick.
+            self._due = (tick, body, float(b.yaw), gen)
+            self.submitted = True
+            self.deferred.append(self.submit_due)
         b.plan_forces = ffi.NULL
         got = self.planner.plan(tick)
         if got is not None:
@@ -141,6 +153,14 @@ class BalanceController:
                 b.plan_forces = ffi.cast("double *", ffi.from_buffer(plan)) + k * 3 * self.legs
         self.fallbacks += lib.mk_balance_torques(b)
         return self.tau
+
+    def submit_due(self) -> None:
+        """The MPC request tick() left for after the joint command: the state,
+        feet, contacts and reference of that tick, none of which the rest of
+        the tick changes."""
+        due, self._due = self._due, None
+        if due is not None:
+            self._submit(*due)
 
     def _submit(self, tick: int, body: BodyEstimate, yaw: float, gen: GaitGenerator) -> None:
         c, lay, req = self.c, self.layout, self.request
@@ -178,4 +198,3 @@ class BalanceController:
             ref[k, 6:9] = (0.0, 0.0, wz)
             ref[k, 9:12] = v_world
         self.planner.submit(tick, req)
-        self.submitted = True
