@@ -223,7 +223,7 @@ def test_the_worker_process_gives_the_inline_plan_and_counts_a_late_one() -> Non
             time.sleep(0.01)
             got = worker.plan(100 + worker.latency) if worker._waiting == [] else None
             if got is None:
-                worker._receive()
+                worker.receive()
         assert got is not None and got[1] == 100
         assert np.allclose(got[0], expected)
         # A worker that does not answer in time (stopped here): the plan is

@@ -946,6 +946,8 @@ class Controller:
         # The FSM's sensor-only checks, before the runtime's last drain: they
         # no longer stand between a late command and its joint command.
         self.fsm.sample(self.tick, self._body_estimate(now_ns), self.q)
+        if self.planner is not None:
+            self.planner.receive()       # a worker's plans that are back, likewise
 
     def act(self, now_ns: int, inbox: list[tuple[str, bytes]],
             timing: Timing | None = None,

@@ -56,6 +56,10 @@ class Planner(Protocol):
     def submit(self, tick: int, request: np.ndarray) -> None:
         """Ask for the plan of this request, sampled on `tick`."""
 
+    def receive(self) -> None:
+        """Take in the plans solved since the last call (a worker's), before
+        the tick's last commands; plan() takes in a plan due now itself."""
+
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
         """The newest plan usable on `tick` and the tick it was sampled on."""
 
@@ -126,6 +130,9 @@ class ReplayPlanner:
         if len(self._plans) > self.KEEP:
             del self._plans[min(self._plans)]
 
+    def receive(self) -> None:
+        pass                                    # solved at submit
+
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
         self.stats.ticks += 1
         self.stats.asked, self.stats.used = tick, self.use
@@ -151,6 +158,9 @@ class InlinePlanner:
         start = time.perf_counter_ns()
         plan = self.mpc.solve(request)
         self.queue.arrived(tick, plan, time.perf_counter_ns() - start)
+
+    def receive(self) -> None:
+        pass                                    # solved at submit
 
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
         return self.queue.plan(tick)

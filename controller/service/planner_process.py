@@ -2,7 +2,7 @@
 
 The tick sends each request down a pipe and goes on; the worker solves it
 and sends the plan back; the tick picks up whatever has arrived without
-waiting (controller/motion/planner.py: a plan is used latency_ticks after its
+waiting, before its last command drain (receive, from Controller.sense) (controller/motion/planner.py: a plan is used latency_ticks after its
 state was sampled, never earlier, so the daemon behaves as the inline
 planner of the tests does whenever the worker keeps up). A plan not back by
 its tick is waited for up to DUE_WAIT_S (a tick behaves then exactly as
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import select
 import signal
 import time
 from multiprocessing.connection import Connection
@@ -73,6 +74,8 @@ class ProcessPlanner:
         self._worker.start()
         child.close()
         self._waiting: list[int] = []           # ticks of requests not back yet
+        self._poller = select.poll()            # kept: a poll a tick, without building one each time
+        self._poller.register(self._conn.fileno(), select.POLLIN)
         self.alive = True
         # Its imports run now, at the normal priority, not after set_priority
         # has raised it above other real-time work (`motionctl record`).
@@ -93,10 +96,16 @@ class ProcessPlanner:
             return
         self._waiting.append(tick)
 
+    def receive(self) -> None:
+        """Take in the plans that are back (Controller.sense calls it before
+        the tick's last commands; plan() takes in one due now itself)."""
+        if self.alive and self._waiting:
+            self._receive()
+
     def _receive(self) -> None:
         conn = self._conn
         try:
-            while conn.poll(0):
+            while self._poller.poll(0):
                 message = conn.recv_bytes()
                 tick = int.from_bytes(message[:8], "little", signed=True)
                 took = int.from_bytes(message[8:16], "little")
@@ -119,8 +128,8 @@ class ProcessPlanner:
         return None
 
     def plan(self, tick: int) -> tuple[np.ndarray, int] | None:
-        if self.alive:
-            self._receive()
+        if self.alive and self._waiting and tick >= self._waiting[0] + self.latency:
+            self._receive()                     # due now: arrived since receive()?
             if self._waiting and tick >= self._waiting[0] + self.latency:
                 with contextlib.suppress(EOFError, OSError):
                     if self._conn.poll(DUE_WAIT_S):
