@@ -1,15 +1,16 @@
 """The MPC in a worker process, so that a solve never delays a tick.
 
-The tick sends each request down a pipe and goes on; the worker solves it
-and sends the plan back; the tick picks up whatever has arrived without
-waiting, before its last command drain (receive, from Controller.sense) (controller/motion/planner.py: a plan is used latency_ticks after its
-state was sampled, never earlier, so the daemon behaves as the inline
-planner of the tests does whenever the worker keeps up). A plan not back by
-its tick is waited for up to DUE_WAIT_S (a tick behaves then exactly as
-inline, so a recorded run replays identically), then counted late and the
-previous plan runs on; a worker that dies
-is logged once and mode 11 falls back to sharing the weight among the stance
-feet (controller/motion/balance.py) until the daemon restarts.
+The tick sends each request down a pipe (once its joint command is out) and
+goes on; the worker solves it and sends the plan back; the tick takes in
+whatever has arrived without waiting, before its last command drain
+(receive, from Controller.sense). A plan is used latency_ticks after its
+state was sampled, never earlier (controller/motion/planner.py), so the
+daemon behaves as the inline planner of the tests does whenever the worker
+keeps up. A plan due on a tick and not back is waited for up to DUE_WAIT_S
+(a tick behaves then exactly as inline, so a recorded run replays
+identically), then counted late and the previous plan runs on; a worker
+that dies is logged once and mode 11 falls back to sharing the weight among
+the stance feet (controller/motion/balance.py) until the daemon restarts.
 """
 from __future__ import annotations
 
