@@ -2,8 +2,9 @@
 
 Gait 5: absolute body height, joint-space linear to the IK pose for that
 height. Any other gait: a relative Cartesian move over the block's duration,
-stance feet fixed while the body turns about ctrl_point and shifts, swing feet
-(contact bit 0) moved by foot_pose. Successive blocks accumulate. A ball
+stance feet fixed while the body turns by -rpy_des about the point -ctrl_point
+and shifts by +pos_des (the reference's signs, SPEC §6.1: pitch > 0 lifts the
+head), swing feet (contact bit 0) moved by foot_pose. Successive blocks accumulate. A ball
 foot's contact point is what stays fixed: its centre moves as the ball rolls
 with the tilting lower leg (QuadrupedKinematics.rolled), and the targets
 allow for it. The stance legs carry the weight by feed-forward
@@ -141,7 +142,11 @@ class PoseCtrl(Behaviour):
         over = min(1.0, count / self.shift_ticks) if self.shift_ticks else 1.0
         s = min(1.0, max(0.0, count - self.shift_ticks) / max(1, self.move_ticks))
         centre = np.asarray(block.ctrl_point)
-        rot = rotation_rpy(*(s * np.asarray(block.rpy_des)))
+        # The reference turns the stance feet by +rpy_des about -ctrl_point and
+        # then moves them by -pos_des (SPEC §6.1, §12.F.1): the body turns by
+        # -rpy_des (pitch > 0 lifts the head) about the point -ctrl_point and
+        # moves by +pos_des. `rot` is the body's turn in the block-start frame.
+        rot = rotation_rpy(*(s * np.asarray(block.rpy_des))).T
         shift = s * np.asarray(block.pos_des) + over * self.support_shift
         # Swing feet move by foot_pose with the body; the support shift they
         # make up for (on the ground while the body moves over the others).
@@ -161,7 +166,7 @@ class PoseCtrl(Behaviour):
         before, last = self.rolls
         d = 2.0 * last - before
         for _ in range(ROLL_PASSES):
-            stance = (self.feet0 + d - centre - shift) @ rot + centre
+            stance = (self.feet0 + d + centre) @ rot - centre - shift
             q, _ = kin.inverse(np.where(self.stance[:, None], stance, swing + d @ rot))
             if kin.foot_radius == 0.0:
                 break
