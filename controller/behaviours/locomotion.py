@@ -11,6 +11,9 @@ as soon as the body is still. Meanwhile the FSM reports TRANSITIONING.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 
 from controller.behaviours.base import (
@@ -22,17 +25,35 @@ from controller.behaviours.base import (
 )
 from controller.motion.balance import BalanceController
 from controller.motion.gait import GaitCommand, GaitGenerator
-from controller.motion.gait_table import GaitDefinition, load_gaits
-from controller.motion.usergait import decode_user_gait
+from controller.motion.gait_table import GaitDefinition, GaitError, load_gaits
+from controller.motion.motion_gaits import DEFAULT_TIMING, MotionGaitShaper
+from controller.motion.usergait import USER_GAIT_IDS, decode_user_gait
 from controller.protocol.block import Block
 from controller.protocol.constants import USER_GAIT
 
 STAND = 1
 BOUND = 7
 FIRST_MOTION_GAIT = 50        # gaits >= 50 leave at their next boundary, no extra cycle
+MOTION_GAITS_DIR = "motion"   # under the gaits directory: the motion gaits (SPEC §12.A)
 LIMIT_MARGIN = 0.02           # rad inside the joint limits
 VERTICAL_LEGS = 0x2           # value bit1
 STILL = 1e-3                  # m/s, rad/s
+
+
+def load_motion_gaits(gaits_dir: Path, legs: int,
+                      others: dict[int, GaitDefinition]) -> dict[int, GaitDefinition]:
+    """The motion gaits (ids >= 50, not user gaits) in `gaits_dir`/motion, if
+    that folder exists; an id there must be a motion-gait id and new."""
+    directory = gaits_dir / MOTION_GAITS_DIR
+    if not directory.is_dir():
+        return {}
+    gaits = load_gaits(directory, legs)
+    for gait in gaits.values():
+        if not Locomotion.motion_gait(gait.id) or gait.id in others:
+            raise GaitError(f"{gait.source}: id: {gait.id} is not a free motion-gait id "
+                            f"(>= {FIRST_MOTION_GAIT}, not a user gait 80-100 or 110, "
+                            f"not defined in {gaits_dir})")
+    return gaits
 
 
 class Locomotion(Behaviour):
@@ -46,6 +67,9 @@ class Locomotion(Behaviour):
         self.loco = loco
         self.legs = len(self.cfg.legs)
         self.definitions: dict[int, GaitDefinition] = load_gaits(loco.gaits_dir, self.legs, loco.windows)
+        self.definitions.update(load_motion_gaits(loco.gaits_dir, self.legs, self.definitions))
+        self._default_motion: dict[int, GaitDefinition] = {}
+        self.shaper = MotionGaitShaper(robot.dt)
         for needed in (STAND, loco.leave_gait, loco.default_gait):
             if needed not in self.definitions:
                 raise ValueError(f"{loco.gaits_dir}: no definition for gait {needed}, "
@@ -85,7 +109,21 @@ class Locomotion(Behaviour):
         self.gen.gaits = self._all_gaits()
 
     def gait(self, gait_id: int) -> GaitDefinition | None:
-        return self.user_gaits.get(gait_id) or self.definitions.get(gait_id)
+        found = self.user_gaits.get(gait_id) or self.definitions.get(gait_id)
+        if found is None and self.motion_gait(gait_id) and DEFAULT_TIMING in self.definitions:
+            # A motion-gait id without a case of its own runs the defaults on
+            # trot in-out's timing, as the reference does (SPEC §12.A.1).
+            found = self._default_motion.get(gait_id)
+            if found is None:
+                found = replace(self.definitions[DEFAULT_TIMING], id=gait_id,
+                                name=f"motion gait {gait_id} (defaults)")
+                self._default_motion[gait_id] = found
+        return found
+
+    @staticmethod
+    def motion_gait(gait_id: int) -> bool:
+        """Ids >= 50 other than the user gaits run the motion-gait rules."""
+        return gait_id >= FIRST_MOTION_GAIT and gait_id not in USER_GAIT_IDS
 
     def foot_workspace(self) -> tuple[float, float]:
         """SPEC §5.8: x within L sin 60 deg (45 in bound), z below -L/6 (-L/12 in bound)."""
@@ -109,6 +147,7 @@ class Locomotion(Behaviour):
         self.closed = False
         if self.balance is not None:
             self.balance.reset()
+        self.shaper.reset(0.0, self.gen.height)
         self.clock = BlockClock()
         self.slow_ticks = 0
         self.run(ctx)
@@ -159,7 +198,13 @@ class Locomotion(Behaviour):
         gen = self.gen
         if ctx.block.mode == self.mode:
             self.clock.advance(ctx.block)
-        feet = gen.step(self._command(ctx))
+        cmd = self._command(ctx)
+        assert gen.gait is not None
+        if self.motion_gait(gen.gait.id):
+            cmd = self.shaper.command(cmd)
+        feet = gen.step(cmd)
+        if self.motion_gait(gen.gait.id):
+            self.shaper.after_step(gen)
         self._balance(ctx)
         # IK, the limits and the kernel's set points in one C call, into the
         # one of two kept buffers that is not last tick's q_prev.

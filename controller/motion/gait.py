@@ -58,6 +58,8 @@ class GaitCommand:
     leg_heights: np.ndarray | None = None
     landing_offset: np.ndarray | None = None
     height: float | None = None
+    # Motion gaits (SPEC §12.A): their own pitch bound instead of the config's.
+    pitch_limit: float | None = None
 
 
 class GaitGenerator:
@@ -229,7 +231,8 @@ class GaitGenerator:
         height = _clamp(height, *p.height_range)
         step = HEIGHT_RATE * self.dt
         self.height += _clamp(height - self.height, -step, step)
-        pitch = _clamp(cmd.pitch, -p.pitch_limit, p.pitch_limit)
+        limit = p.pitch_limit if cmd.pitch_limit is None else cmd.pitch_limit
+        pitch = _clamp(cmd.pitch, -limit, limit)
         step = PITCH_RATE * self.dt
         self.pitch += _clamp(pitch - self.pitch, -step, step)
         assert self.gait is not None

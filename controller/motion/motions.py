@@ -99,6 +99,9 @@ def _locomotion(mode: int) -> Callable[[StepContext], None]:
             f["vel_des"] = vel
         f["rpy_des"], f["pos_des"] = [0.0] * 3, [0.0] * 3
         f["step_height"] = list(LOCOMOTION_STEP_HEIGHT)
+        # `omni` is read and has no effect: the reference's step reader never
+        # uses it and vel_des is always in the body frame (SPEC §12.B).
+        ctx.get_int("omni", 1)
     return apply
 
 
