@@ -106,6 +106,7 @@ ffibuilder.cdef(
         double ax_up, ax_down, ay, ayaw;
         double height, pitch;
         int32_t has_offset;
+        int32_t hold_down;
         const double *nominal;
         const double *half;
         const double *offset;

@@ -157,10 +157,12 @@ static void gait_legs(mk_gait *g)
             fx = sx;
             fy = sy;
             /* The timetable wants a swing: lift off, unless its window is
-             * mostly over (e.g. just after a gait switch). */
+             * mostly over (e.g. just after a gait switch) or the gait is
+             * stopping with its feet down (hold_down). */
             const schedule now = leg_schedule(g, leg);
             const double start = now.start, length = now.length;
-            if (!now.stance && !landed && start <= (1.0 - g->min_swing_share) * length) {
+            if (!now.stance && !landed && !g->hold_down
+                && start <= (1.0 - g->min_swing_share) * length) {
                 swinging = 1;
                 g->swing_tick[leg] = 0;
                 const int64_t ticks = (int64_t)(length - start);

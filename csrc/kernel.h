@@ -217,6 +217,7 @@ typedef struct {
     double ax_up, ax_down, ay, ayaw;
     double height, pitch;        /* body height, m; pitch, rad */
     int32_t has_offset;          /* a user gait's landing offsets apply */
+    int32_t hold_down;           /* no new lift-offs (a motion gait stopping) */
     const double *nominal;       /* legs x 2 */
     const double *half;          /* legs: half a stance, s */
     const double *offset;        /* legs x 2 */

@@ -200,7 +200,12 @@ class Locomotion(Behaviour):
             self.clock.advance(ctx.block)
         cmd = self._command(ctx)
         assert gen.gait is not None
-        if self.motion_gait(gen.gait.id):
+        motion = self.motion_gait(gen.gait.id)
+        # A motion gait is left at a tick with every foot down (SPEC §12.A.1's
+        # switch point); on its way to a stand or out of mode 11 no foot lifts.
+        gen.free_switch = motion
+        gen.hold_down = motion and (cmd.gait.stand or ctx.block.mode != self.mode)
+        if motion:
             cmd = self.shaper.command(cmd)
         feet = gen.step(cmd)
         if self.motion_gait(gen.gait.id):
@@ -257,7 +262,11 @@ class Locomotion(Behaviour):
             return False
         if gen.gait.stand:
             return bool(np.all(np.abs(gen.v) < STILL))
-        if not gen.boundary or gen.speed() > self.loco.leave_speed:
+        if gen.speed() > self.loco.leave_speed:
+            return False
+        if self.motion_gait(gen.gait.id):
+            return True             # every foot is down: a switch point
+        if not gen.boundary:
             return False
         return gen.gait.id >= FIRST_MOTION_GAIT or self.slow_ticks >= gen.cycle_ticks
 

@@ -92,6 +92,10 @@ class GaitGenerator:
         self.timing: GaitDefinition | None = None  # whose contact table runs
         self.phase = 0                              # ticks into the timing's cycle
         self.boundary = True                        # this tick starts a cycle
+        # Motion gaits (SPEC §12.A.1): they may be left at any tick with every
+        # foot down (free_switch), and while one stops no foot lifts (hold_down).
+        self.free_switch = False
+        self.hold_down = False
         self.switches = 0
         self._half_cache: dict[int, tuple[GaitDefinition, np.ndarray]] = {}
         self._windows: dict[tuple[int, int], tuple] = {}
@@ -145,7 +149,7 @@ class GaitGenerator:
     def _maybe_switch(self, wanted: GaitDefinition, target: np.ndarray) -> None:
         assert self.gait is not None
         in_stand = self.gait.stand
-        if not (self.boundary or in_stand):
+        if not (self.boundary or in_stand or self.free_switch and not self.airborne().any()):
             return
         if wanted is not self.gait:
             ok = self.speed() <= self.params.leave_speed and abs(self.v[2]) <= 0.5 \
@@ -290,6 +294,7 @@ class GaitGenerator:
             self._accel_of = gait
         g.height, g.pitch = self.height, self.pitch
         g.has_offset = self.landing_offset is not None
+        g.hold_down = self.hold_down
         if self.landing_offset is not None:
             buf["offset"][:] = self.landing_offset
         lib.mk_gait_step(g)
