@@ -33,6 +33,7 @@ CONFIG_TEMPLATE = TEMPLATES / "quadruped.yaml"
 PHYSICS_TEMPLATE = TEMPLATES / "physics_quadruped.yaml"
 FSM_TABLE = CONFIG_DIR / "cyberdog_fsm.yaml"
 GAITS = GAITS_DIR / "quadruped"
+USER_GAITS = GAITS_DIR / "user" / "cyberdog2"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 EXIT_OK, EXIT_REFUSED = 0, 1
 
@@ -74,7 +75,7 @@ def skeleton(name: str, config_path: Path) -> tuple[str, str, Path]:
     physics_path = config_path.parent / "physics" / f"{name}.yaml"
     here = config_path.parent
     values = {"robot": name, "fsm": _relative(FSM_TABLE, here), "gaits": _relative(GAITS, here),
-              "physics": _relative(physics_path, here)}
+              "user_gaits": _relative(USER_GAITS, here), "physics": _relative(physics_path, here)}
     config = Template(CONFIG_TEMPLATE.read_text()).substitute(values)
     physics = Template(PHYSICS_TEMPLATE.read_text()).substitute(values)
     return config, physics, physics_path

@@ -1,5 +1,5 @@
 """The quadruped's `locomotion` section (mode 11, SPEC §6.4): the gait
-definitions, body height and speed profile of goals."""
+definitions, the on-disk user gaits, body height and speed profile of goals."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.protocol import constants  # motion_goal_t speed-profile defaults and bounds
-from controller.robot.config.reader import Reader
+from controller.robot.config.reader import Reader, config_directory
 
 Window = tuple[tuple[float, float, float], tuple[float, float, float]]   # min, max: vx, vy, wz
 
@@ -15,6 +15,9 @@ Window = tuple[tuple[float, float, float], tuple[float, float, float]]   # min, 
 class LocomotionConfig:
     """Mode 11 (SPEC §6.4): where the gait definitions are and the body numbers."""
     gaits_dir: Path
+    # On-disk user gaits (SPEC §8.2, §12.A.4): user_gait_NN.toml for ids
+    # 80 + NN (80..100) and user_gait.toml, 110's default; None: only uploads.
+    user_gaits: Path | None = None
     body_height: float = 0.25
     height_range: tuple[float, float] = (0.23, 0.32)
     vertical_leg_height: float = 0.23
@@ -37,11 +40,10 @@ def load_locomotion(r: Reader, path: Path) -> LocomotionConfig:
     if not 0.05 <= lo < hi <= 2.0:
         raise lr.fail("height_range", f"expected 0.05 <= min < max <= 2, got {[lo, hi]}")
     body = lr.number("body_height", lo, hi)
-    gaits_dir = (path.parent / lr.get("gaits", str)).resolve()
-    if not gaits_dir.is_dir():
-        raise lr.fail("gaits", f"{gaits_dir} is not a directory")
     return LocomotionConfig(
-        gaits_dir=gaits_dir,
+        gaits_dir=config_directory(lr, path, "gaits"),
+        user_gaits=config_directory(lr, path, "user_gaits") if lr.data.get("user_gaits") is not None
+        else None,
         body_height=body,
         height_range=(float(lo), float(hi)),
         vertical_leg_height=lr.number("vertical_leg_height", lo, hi, lo),

@@ -73,12 +73,17 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
 
 
+def config_directory(r: Reader, path: Path, key: str) -> Path:
+    """The directory named by `key`, relative to the config file; it must exist."""
+    found = (path.parent / r.get(key, str)).resolve()
+    if not found.is_dir():
+        raise r.fail(key, f"{found} is not a directory")
+    return found
+
+
 def section_directory(r: Reader, path: Path) -> Path:
     """The section's `directory`, relative to the config file; it must exist."""
-    found = (path.parent / r.get("directory", str)).resolve()
-    if not found.is_dir():
-        raise r.fail("directory", f"{found} is not a directory")
-    return found
+    return config_directory(r, path, "directory")
 
 
 def file_name(r: Reader, key: str, name: Any, suffix: str = "") -> str:
