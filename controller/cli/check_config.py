@@ -8,10 +8,10 @@ start, and prints one verdict per file:
 
 The loader owns every rule, so a FAIL line is the daemon's own refusal. A
 config can load and still name motion files the daemon refuses at start
-(keeping the rest): step-list motions (mode 62), keyframe scripts and .mof
-files. Those are printed as warnings under the OK line; they do not fail the
-config (the daemon starts with them), and `motionctl validate` checks such
-files one by one.
+(keeping the rest): on-disk user gaits (mode 11), step-list motions (mode
+62), keyframe scripts and .mof files. Those are printed as warnings under
+the OK line; they do not fail the config (the daemon starts with them), and
+`motionctl validate` checks such files one by one.
 
 A quadruped config is also checked for figures that load one by one but do
 not fit together (controller/cli/config_checks.py): heights the legs cannot
@@ -34,6 +34,7 @@ from controller.cli.config_checks import placeholders, quadruped_findings
 from controller.motion.mof import load_net
 from controller.motion.motions import MotionLibrary
 from controller.motion.scripts import load_directory
+from controller.motion.user_gait_files import load_user_gaits
 from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
 
 
@@ -87,6 +88,9 @@ def summary(cfg: Config) -> str:
     if cfg.locomotion is not None:
         n = len(list(cfg.locomotion.gaits_dir.glob("*.yaml")))
         parts.append(f"{_plural(n, 'gait file')} in {_short(cfg, cfg.locomotion.gaits_dir)}")
+        if cfg.locomotion.user_gaits is not None:
+            user = load_user_gaits(cfg.locomotion.user_gaits)
+            parts.append(f"{_plural(len(user.gaits), 'user gait')} in {_short(cfg, user.directory)}")
     if cfg.walk is not None:
         parts.append(f"walk {_short(cfg, cfg.walk.path)} (gaits {sorted(cfg.walk.walk_gaits)})")
     if cfg.motions is not None:
@@ -102,8 +106,11 @@ def summary(cfg: Config) -> str:
 
 def refused_at_start(cfg: Config) -> list[str]:
     """What the daemon would log and refuse at start while still running:
-    motion ids whose file does not load, bad scripts, bad .mof files."""
+    user gaits and motion ids whose file does not load, bad scripts, bad .mof files."""
     warnings: list[str] = []
+    if cfg.locomotion is not None and cfg.locomotion.user_gaits is not None:
+        for gait_id, problem in sorted(load_user_gaits(cfg.locomotion.user_gaits).errors.items()):
+            warnings.append(f"locomotion.user_gaits: {problem} (mode 11 refuses gait {gait_id})")
     if cfg.motions is not None:
         library = MotionLibrary(cfg.motions.directory, cfg.motions.files, 1000.0 / cfg.tick_hz)
         for motion_id, problem in sorted(library.errors.items()):

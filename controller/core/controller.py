@@ -65,6 +65,7 @@ from controller.motion.motions import MotionLibrary
 from controller.motion.mpc import ConvexMpc
 from controller.motion.planner import InlinePlanner, Planner
 from controller.motion.playback import ScriptPlayback
+from controller.motion.user_gait_files import UserGaitFiles, load_user_gaits
 from controller.motion.usergait import (
     DEF_HEADER,
     PARAMS_HEADER,
@@ -106,7 +107,7 @@ CONTACT_FORCE_N = 5.0
 OVERRIDE_OFF_TICKS = 10       # SPEC §3.5
 OVERRIDE_DAMPER_TICKS = 25
 USER_GAIT_HEADERS = {DEF_HEADER: "def", PARAMS_HEADER: "params"}
-USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # motion gaits (SPEC §6.4, inferred)
+LOCOMOTION = 11
 MOTOR_OFFLINE = 1             # motor_error bit0 (SPEC §5.9): set on every joint while
                               # joint_state is missing
 
@@ -233,6 +234,11 @@ class Controller:
         self.motor_msg: Any = None
         self.motor_rx_ns = 0
         self.user_gait: dict[str, str] = {}
+        # User gaits as mode 11 runs them (SPEC §8.2): the on-disk ones
+        # (config locomotion.user_gaits: 80-100 and 110's default), read once
+        # here, and the last Def uploaded for 110.
+        self.uploaded_gait: GaitDefinition | None = None
+        self.disk_gaits = self._load_disk_gaits()
         self.timed_out = False
         self.override_count = 0
         # Faults that damp the robot on their own (controller/core/faults.py): the
@@ -509,17 +515,54 @@ class Controller:
         out.add("command", self.ch["user_gait_result"], result.encode())
 
     def _load_gait_def(self, text: str, warnings: list[str]) -> str | None:
-        loco = self.fsm.behaviours.get(11)
-        if not isinstance(loco, Locomotion):
+        loco = self._locomotion()
+        if loco is None:
             return "this robot has no locomotion that takes user gaits"
         try:
             gait_def = parse_gait_def(text, warnings=warnings)
         except ValueError as exc:
             return str(exc)
-        loco.set_user_gait(GaitDefinition(
-            id=USER_GAIT, name="uploaded user gait", contact=gait_def.contact_table(),
-            window_min=-USER_GAIT_WINDOW, window_max=USER_GAIT_WINDOW, source="user_gait_file"))
+        self.uploaded_gait = gait_def.definition(USER_GAIT, "uploaded user gait", "user_gait_file")
+        loco.set_user_gait(self.uploaded_gait)
         return None
+
+    def _locomotion(self) -> Locomotion | None:
+        loco = self.fsm.behaviours.get(LOCOMOTION)
+        return loco if isinstance(loco, Locomotion) else None
+
+    def _load_disk_gaits(self) -> UserGaitFiles | None:
+        """The on-disk user gaits (controller/motion/user_gait_files.py), each
+        registered with mode 11; a refused file is logged with its reason."""
+        loco = self._locomotion()
+        directory = self.cfg.locomotion.user_gaits if self.cfg.locomotion is not None else None
+        if loco is None or directory is None:
+            return None
+        found = load_user_gaits(directory)
+        for gait_id, reason in sorted(found.errors.items()):
+            self.log.error("disk_user_gait_refused", gait=gait_id, reason=reason)
+        for gait in found.gaits.values():
+            loco.set_user_gait(gait)
+        return found
+
+    def _select_user_gait(self, active: Block) -> None:
+        """SPEC §8.2: the commanded mode-11 gait turning to 110 loads the
+        uploaded Def (again: leaving OFF put the on-disk default back)."""
+        was = self.last_active
+        if self.uploaded_gait is not None and (active.mode, active.gait_id) == (LOCOMOTION, USER_GAIT) \
+                and (was.mode, was.gait_id) != (LOCOMOTION, USER_GAIT):
+            loco = self._locomotion()
+            assert loco is not None        # there is an upload
+            loco.set_user_gait(self.uploaded_gait)
+
+    def _left_off(self) -> None:
+        """SPEC §8.2: leaving OFF reloads the on-disk user gaits, and 110 is
+        the on-disk default until the commanded gait next turns to 110. Only
+        110 can have changed: 80-100 are the files read at start (motiond
+        reads no file inside a tick; a changed file needs a restart)."""
+        default = self.disk_gaits.gaits.get(USER_GAIT) if self.disk_gaits is not None else None
+        loco = self._locomotion()
+        if default is not None and loco is not None:
+            loco.set_user_gait(default)
 
     def _load_gait_params(self, text: str, warnings: list[str]) -> str | None:
         try:
@@ -997,12 +1040,15 @@ class Controller:
                           imu=self.imu if self.fsm.attitude is not None else None,
                           soles=self.soles)
         previous_state = self.fsm.mode
+        self._select_user_gait(active)
         if active.mode == 0:
             self.fsm.reset_off(ctx)
         elif self.shutting_down:
             self.fsm.damp(ctx)
         else:
             self.fsm.step(ctx, fault=self.fault_now)
+        if previous_state == 0 and self.fsm.mode != 0:
+            self._left_off()
         if self.fsm.fell:
             self._report_fall(now_ns)
         self._script_tick(now_ns, ctx, active)
@@ -1071,15 +1117,26 @@ class Controller:
         refused = reported[2] == BAN_TRANS
         new_block = active.uid != self.last_active.uid
         if refused and (self.last_reported[2] != BAN_TRANS or new_block):
-            reason = self.fsm.refusal or "refused"
-            if active.mode == MOTION_MODE and self.motion_refusal:
-                reason = self.motion_refusal
+            reason = self._refusal(active)
             self.counters.last_error = f"mode {active.mode} refused: {reason}"
             suppressed = self.limit.allow("mode_refused", now_ns)
             if suppressed is not None:
                 self.log.warning("mode_refused", requested=active.mode, gait=active.gait_id,
                                  state=self.cfg.fsm.name(self.fsm.mode), reason=reason,
                                  suppressed=suppressed)
+
+    def _refusal(self, active: Block) -> str:
+        """Why `active` is refused: the FSM's reason, or for a motion why it
+        did not expand, or for a user gait without a definition why its
+        on-disk file was refused."""
+        reason = self.fsm.refusal or "refused"
+        if active.mode == MOTION_MODE and self.motion_refusal:
+            return self.motion_refusal
+        loco = self._locomotion()
+        if active.mode == LOCOMOTION and self.disk_gaits is not None and loco is not None \
+                and reason == loco.refuses(active):
+            return self.disk_gaits.refusal(active.gait_id) or reason
+        return reason
 
     def _publish(self, now_ns: int, out: Outbox, reported: tuple[int, int, int, int],
                  timing: Timing | None) -> None:

@@ -2,7 +2,9 @@
 
 * `parse_gait_def` reads the line-oriented contact timetable of SPEC §8.2 into
   a `GaitDef`, whose `contact_table()` is the per-segment stance/swing table
-  that controller.motion.gait_table.GaitDefinition turns into per-leg runs and phases.
+  that controller.motion.gait_table.GaitDefinition turns into per-leg runs and
+  phases; `GaitDef.definition` makes that mode-11 gait (an upload's 110, or an
+  on-disk file's, controller.motion.user_gait_files).
 * `parse_gait_params` reads the uploaded "full" step list of SPEC §8.3 into
   queue blocks, refusing (StepError) what the reference aborts on (SPEC §11).
 * `usergait_step_to_fields` packs the human-friendly `type = "usergait"` step
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from controller.motion.gait_table import MAX_SEGMENTS as MAX_PERIOD_SEGMENTS
-from controller.motion.gait_table import SEGMENT_MS, from_sections
+from controller.motion.gait_table import SEGMENT_MS, GaitDefinition, from_sections
 from controller.motion.steps import (
     FROM_MOTION,
     TICK_MS,
@@ -45,6 +47,7 @@ MAX_SECTIONS = 256
 MAX_TEXT_CHARS = 256 * 1024        # an upload is parsed inside a tick: bound the work
 LOCOMOTION = 11
 USER_GAIT_IDS = frozenset(range(80, 101)) | {USER_GAIT}   # SPEC §5.2
+USER_GAIT_WINDOW = np.array([1.5, 0.3, 1.0])   # vx, vy, yaw rate: motion gaits' (SPEC §12.A.1, §12.A.3)
 
 LEGS = ("FR", "FL", "RR", "RL")          # SPEC conventions: leg i is bit i of a mask
 Contact = tuple[bool, bool, bool, bool]   # FR, FL, RR, RL; True = stance
@@ -104,6 +107,12 @@ class GaitDef:
         """
         return from_sections([(s.contact, s.segments) for s in self.sections], 4)
 
+    def definition(self, gait_id: int, name: str, source: str) -> GaitDefinition:
+        """The mode-11 gait of user gait `gait_id` (80-100 or 110) with this
+        timetable and the motion gaits' velocity window (SPEC §12.A.3)."""
+        return GaitDefinition(id=gait_id, name=name, contact=self.contact_table(),
+                              window_min=-USER_GAIT_WINDOW, window_max=USER_GAIT_WINDOW, source=source)
+
 
 _SECTION = "[[section]]"
 _CONTACT = re.compile(r"contact\s*=\s*\[([^\]]*)\]\s*(?:#.*)?")
@@ -118,7 +127,7 @@ class _Skip(Exception):
 
 
 def parse_gait_def(text: str, *, name: str = "Gait Def",
-                   warnings: list[str] | None = None) -> GaitDef:
+                   warnings: list[str] | None = None, header: bool = True) -> GaitDef:
     """Read an uploaded Gait Def (SPEC §8.2), leniently like the reference.
 
     Each `[[section]]` line must be followed immediately by a
@@ -129,6 +138,9 @@ def parse_gait_def(text: str, *, name: str = "Gait Def",
     warning with its line number. The last section is forced to full contact;
     with no valid section the gait is one all-contact section of one segment.
 
+    `header` False reads a Def file on disk (controller.motion.user_gait_files),
+    which needs no `# Gait Def` first line: only an upload is told apart by it.
+
     Raises GaitDefError only for a text over MAX_TEXT_CHARS, more than
     MAX_SECTIONS sections or a cycle over MAX_PERIOD_SEGMENTS: truncating a
     gait would change it, so it is refused instead.
@@ -136,7 +148,7 @@ def parse_gait_def(text: str, *, name: str = "Gait Def",
     sink = warnings if warnings is not None else []
     if len(text) > MAX_TEXT_CHARS:
         raise GaitDefError(f"{name}: {len(text)} characters; at most {MAX_TEXT_CHARS} are accepted")
-    if not text.startswith(DEF_HEADER):
+    if header and not text.startswith(DEF_HEADER):
         sink.append(f"{name}: line 1: does not start with {DEF_HEADER!r}; an upload without "
                     "it is not stored as a Gait Def (SPEC §8.1)")
     lines = text.splitlines()
