@@ -40,12 +40,12 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
     assert "refused" in rig.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("mode, gait", [(11, 99), (11, 110), (16, 2), (22, 2), (62, 99),
+@pytest.mark.parametrize("mode, gait", [(11, 49), (16, 2), (22, 2), (62, 99),
                                         (64, 1), (99, 1)])
 def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
-    """Unknown modes, gaits without a script or definition (jump 2, force jump 2,
-    two-leg 1) and
-    gait 110 before any upload: status 5 and no motion."""
+    """Unknown modes, gaits without a script or definition (locomotion 49,
+    jump 2, force jump 2, two-leg 1): status 5 and no motion. (Gait 110
+    before any upload runs the on-disk default: tests/test_user_gait_files.py.)"""
     q_before = standing.ctl.kernel.pos.copy()
     standing.send(mode, gait, duration=0)
     standing.run(100)
@@ -489,7 +489,7 @@ def test_posture_switches_between_absolute_and_incremental_without_a_jump(standi
 def test_a_refused_request_stops_the_pose_where_it_is(standing):
     standing.send(21, 5, duration=2000, pos_des=[0, 0, 0.15])
     standing.run(400)
-    standing.send(11, 99)       # no such gait: refused
+    standing.send(11, 49)       # no such gait: refused
     standing.run(10)
     frozen = standing.ctl.kernel.pos.copy()
     standing.run(1000)

@@ -297,7 +297,7 @@ def test_a_refused_gait_while_walking_stops_the_robot(walking):
     rig = walking
     rig.send(11, 3, vel_des=[0.4, 0, 0])
     rig.run(1000)
-    rig.send(11, 99, vel_des=[0.4, 0, 0])
+    rig.send(11, 49, vel_des=[0.4, 0, 0])
     rig.run(1500)
     assert rig.last.switch_status == BAN_TRANS and rig.mode == 11
     assert np.all(np.abs(rig.ctl.fsm.state.gen.v) < 1e-9)
