@@ -85,9 +85,12 @@ static double stance_reach(const mk_gait *g, double tx, double ty, double tw)
             continue;
         const double px = g->feet[2 * leg], py = g->feet[2 * leg + 1];
         const double nx = g->nominal[2 * leg], ny = g->nominal[2 * leg + 1];
+        /* A gait's landing offset moves the ellipse's centre with the feet. */
+        const double ox = g->has_offset ? g->offset[2 * leg] : 0.0;
+        const double oy = g->has_offset ? g->offset[2 * leg + 1] : 0.0;
         const double tau = (now.length - now.start) * g->dt;
         const double wx = (tx - tw * py) * tau / g->rx, wy = (ty + tw * px) * tau / g->ry;
-        const double dx = (px - nx * g->length) / g->rx, dy = (py - ny * g->width) / g->ry;
+        const double dx = (px - nx * g->length - ox) / g->rx, dy = (py - ny * g->width - oy) / g->ry;
         const double a = wx * wx + wy * wy;
         const double b = dx * wx + dy * wy;
         const double c = dx * dx + dy * dy - 1.0;
@@ -173,18 +176,19 @@ static void gait_legs(mk_gait *g)
             }
         }
         g->swinging[leg] = (uint8_t)swinging;
-        /* Landing point: Raibert at the current velocity, plus a user gait's
-         * offset, kept inside the reachable half-stride. */
+        /* Landing point: Raibert at the current velocity kept inside the
+         * reachable half-stride, plus a gait's landing offset (which moves
+         * the half-stride's centre, as in stance_reach). */
         double lx = g->half[leg] * (vx - wz * ny) + g->feedback[0];
         double ly = g->half[leg] * (vy + wz * nx) + g->feedback[1];
-        if (g->has_offset) {
-            lx = lx + g->offset[2 * leg];
-            ly = ly + g->offset[2 * leg + 1];
-        }
         const double reach = hypot(lx / g->rx, ly / g->ry);
         if (reach > 1.0) {
             lx = lx / reach;
             ly = ly / reach;
+        }
+        if (g->has_offset) {
+            lx = lx + g->offset[2 * leg];
+            ly = ly + g->offset[2 * leg + 1];
         }
         g->landing[2 * leg] = nx + lx;
         g->landing[2 * leg + 1] = ny + ly;
