@@ -150,7 +150,8 @@ def standing() -> Rig:
 def test_every_configured_motion_loads():
     lib = MotionLibrary(LIBRARY.directory, LIBRARY.files, 2.0)
     assert lib.errors == {}
-    assert sorted(lib.motions) == [1, 2, 3, 4, 5, 6, 11, 12, 34]
+    assert sorted(lib.motions) == sorted(LIBRARY.files)
+    assert {1, 2, 3, 4, 5, 6, 11, 12, 34} <= set(lib.motions)
 
 
 @pytest.mark.parametrize("motion_id", [1, 2, 3, 4, 5, 6, 11, 12, 34])
@@ -211,10 +212,24 @@ def test_a_continuous_command_cancels_a_running_motion(standing):
     assert len(rig.ctl.queue) == 1
 
 
-def test_unknown_and_negative_motion_ids_are_refused(standing):
+def test_negative_motion_ids_are_refused_and_unmapped_ones_play_the_all_in_one(standing):
     rig = standing
-    for motion_id in (99, -3):
-        rig.send(62, motion_id)
-        rig.run(50)
-        assert rig.last.switch_status == 5
-        assert "not in the motion library" in rig.ctl.counters.last_error
+    rig.send(62, -3)
+    rig.run(50)
+    assert rig.last.switch_status == 5
+    assert "not in the motion library" in rig.ctl.counters.last_error
+    # SPEC §4.1: an id without a file (60, 92-95, 97-100, ...) plays motion 0's steps.
+    assert CFG.motions is not None and CFG.motions.unmapped == 0 and 99 not in CFG.motions.files
+    rig.send(62, 99)
+    rig.run(50)
+    assert rig.last.mode == 62 and rig.last.gait_id == 99 and rig.last.switch_status != 5
+    assert rig.ctl.queue.total == len(rig.ctl.motions.motions[0])
+
+
+def test_a_refused_id_names_its_reason_and_does_not_play_the_all_in_one(standing):
+    rig = standing
+    assert CFG.motions is not None and 70 in CFG.motions.refused
+    rig.send(62, 70)
+    rig.run(50)
+    assert rig.last.switch_status == 5
+    assert "motion 70 is refused: the factory pitch-gain calibration" in rig.ctl.counters.last_error

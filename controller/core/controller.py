@@ -210,7 +210,8 @@ class Controller:
         for error in getattr(self.fsm.behaviours.get(12), "errors", []):
             self.log.error("roll_over_refused", reason=error)
         self.motions = MotionLibrary(cfg.motions.directory, cfg.motions.files,
-                                     1000.0 / cfg.tick_hz) if cfg.motions else None
+                                     1000.0 / cfg.tick_hz, cfg.motions.unmapped,
+                                     cfg.motions.refused) if cfg.motions else None
         if self.motions is not None:
             for motion_id, error in sorted(self.motions.errors.items()):
                 self.log.error("motion_refused", motion=motion_id, reason=error)

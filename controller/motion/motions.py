@@ -194,8 +194,14 @@ def load_motion(path: Path, root: Path | None = None, tick_ms: float = 2.0,
 class MotionLibrary:
     """Motion id -> checked command blocks, from the robot config's `motions`."""
 
-    def __init__(self, directory: Path, files: dict[int, str], tick_ms: float) -> None:
+    def __init__(self, directory: Path, files: dict[int, str], tick_ms: float,
+                 unmapped: int | None = None, refused: dict[int, str] | None = None) -> None:
+        """`unmapped`: the id whose motion an id without a file plays (the
+        reference's all-in-one, SPEC §4.1); None: such an id is refused.
+        `refused`: ids refused whatever `unmapped` says, with the reason."""
         self.directory = directory
+        self.unmapped = unmapped
+        self.refused = dict(refused or {})
         self.motions: dict[int, list[Block]] = {}
         self.errors: dict[int, str] = {}
         self.warnings: list[str] = []
@@ -210,6 +216,9 @@ class MotionLibrary:
         """Fresh blocks for the motion (SPEC §4.1), with the sit-down exit
         first when the previous motion sat down and this one does not."""
         steps = self.motions.get(motion_id)
+        if steps is None and motion_id >= 0 and motion_id not in self.errors \
+                and motion_id not in self.refused and self.unmapped is not None:
+            steps = self.motions.get(self.unmapped)
         if steps is None:
             return None
         blocks = [b.again() for b in steps]
@@ -222,4 +231,6 @@ class MotionLibrary:
     def why_missing(self, motion_id: int) -> str:
         if motion_id in self.errors:
             return f"motion {motion_id} failed to load: {self.errors[motion_id]}"
+        if motion_id in self.refused:
+            return f"motion {motion_id} is refused: {self.refused[motion_id]}"
         return f"motion {motion_id} is not in the motion library ({sorted(self.motions)})"

@@ -16,7 +16,7 @@ import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,14 @@ from controller import msgs
 from controller.core import goals
 from controller.core.goals import GoalKind
 from controller.logs import configure
+from controller.motion.motions import load_motion
 from controller.robot.config import ConfigError, load_config
+from controller.robot.config.motions import MotionsConfig
 from controller.robot.config.reader import load_yaml
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.mjcf import has_model
 from controller.sim.model import World
+from controller.sim.motion_path import commanded_path
 from controller.sim.trial import Trial
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
@@ -81,17 +84,65 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
         elif each == "motion":
             ids = sorted(cfg.motions.files) if cfg.motions else []
             for motion_id in ids:
-                steps = [{**entry["steps"][0], "gait_id": motion_id}] + entry["steps"][1:]
-                own = entry.get("per_id", {}).get(motion_id, {})
-                one = {**entry, "name": entry["name"].format(id=motion_id), "steps": steps,
-                       "checks": {k: v for k, v in {**entry.get("checks", {}),
-                                                    **own.get("checks", {})}.items()
-                                  if v is not None},     # null drops a shared check
-                       "report": [*entry.get("report", []), *own.get("report", [])]}
-                rows += _with_margins(robot, one)
+                assert cfg.motions is not None
+                path = cfg.motions.directory / cfg.motions.files[motion_id]
+                rows += _with_margins(robot, _motion_entry(cfg, entry, motion_id, path, None,
+                                                           entry["name"].format(id=motion_id),
+                                                           entry.get("per_id", {}).get(motion_id, {})))
+        elif each == "robot_files":
+            rows += _robot_files(robot, cfg, entry)
         else:
             rows += _with_margins(robot, entry)
     return rows
+
+
+MOTION_TAIL_S = 2.0        # `s: motion`: the motion's steps, then this long
+
+
+def _motion_entry(cfg: Any, entry: dict[str, Any], motion_id: int, path: Path,
+                  user_gaits: Path | None, name: str, own: dict[str, Any]) -> dict[str, Any]:
+    """One motion's row: the entry's checks with `own`'s on top (null drops
+    a shared one); a first step of `s: motion` runs the motion's steps and
+    MOTION_TAIL_S more (a file that does not load keeps 30 s: the row then
+    reports the refusal)."""
+    first = {**entry["steps"][0], "gait_id": motion_id}
+    if first.get("s") == "motion":
+        try:
+            blocks = load_motion(path, path.parent, 1000.0 / cfg.tick_hz)
+            first["s"] = sum(b.duration for b in blocks) * cfg.dt + MOTION_TAIL_S
+        except ValueError:
+            first["s"] = 30.0
+    return {**entry, "name": name, "steps": [first] + entry["steps"][1:],
+            "motion": {"id": motion_id, "file": str(path),
+                       "user_gaits": None if user_gaits is None else str(user_gaits)},
+            "checks": {k: v for k, v in {**entry.get("checks", {}),
+                                         **own.get("checks", {})}.items() if v is not None},
+            "report": [*entry.get("report", []), *own.get("report", [])]}
+
+
+def _robot_files(robot: str, cfg: Any, entry: dict[str, Any]) -> list[Row]:
+    """`each: robot_files`: a row per file of a directory of the robot's own
+    motion files (`directory`, relative to the repository root; `files`:
+    globs in it), each played unchanged as mode 62 under a free id, with the
+    directory's user gaits (`user_gaits`, a folder in it) if given. A missing
+    directory is one row that reports it."""
+    directory = (DATA_ROOT / entry["directory"]).resolve()
+    if not directory.is_dir():
+        row = Row(robot, entry["name"].format(file="*"), entry["issue"], entry)
+        row.error = f"no directory {directory} (the robot's motion files; see the row's comment)"
+        return [row]
+    user_gaits = directory / entry["user_gaits"] if "user_gaits" in entry else None
+    rows = []
+    for pattern in entry["files"]:
+        for path in sorted(directory.glob(pattern)):
+            own = entry.get("per_file", {}).get(path.name, {})
+            one = _motion_entry(cfg, entry, ROBOT_FILE_ID, path, user_gaits,
+                                entry["name"].format(file=path.relative_to(directory)), own)
+            rows += _with_margins(robot, one)
+    return rows
+
+
+ROBOT_FILE_ID = 1            # the motion id a robot's file is played under
 
 
 def _with_margins(robot: str, entry: dict[str, Any]) -> list[Row]:
@@ -146,6 +197,9 @@ def _run(row: Row) -> None:
     cfg = load_config(CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
     if not has_model(cfg):
         raise ConfigError(f"no physics model for {cfg.robot} yet")
+    motion = spec.get("motion")
+    if motion is not None:
+        cfg = _motion_config(cfg, motion)
     trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {row.name}"))
     if "start_rpy" in spec:
         pose = spec.get("start_pose", cfg.sim.get("start_pose", "fold"))
@@ -183,7 +237,59 @@ def _run(row: Row) -> None:
                 raise ConfigError(f"{CARD}: {row.name}: the controller refused the upload of "
                                   f"{name}: {trial.ctl.counters.last_error}")
     row.metrics = measure(trial, start, spec, command, mode, marks)
+    if motion is not None:
+        row.metrics.update(motion_metrics(trial, start, int(motion["id"]), row.metrics))
     row.verdicts = judge(row.metrics, spec["checks"], command)
+
+
+def _motion_config(cfg: Any, motion: dict[str, Any]) -> Any:
+    """The config with the row's motion file as its motion id (a robot's own
+    file, played unchanged) and the user gaits of its directory, if named."""
+    path = Path(motion["file"])
+    cfg = replace(cfg, motions=MotionsConfig(path.parent, {int(motion["id"]): path.name}))
+    if motion.get("user_gaits") and cfg.locomotion is not None:
+        cfg = replace(cfg, locomotion=replace(cfg.locomotion, user_gaits=Path(motion["user_gaits"])))
+    return cfg
+
+
+BAR_DONE = 100
+
+
+def motion_metrics(trial: Trial, start: int, motion_id: int,
+                   metrics: dict[str, float]) -> dict[str, float]:
+    """A mode-62 motion against its own steps (controller/sim/motion_path.py):
+    refused_s (time with switch_status 5), path_error_share and
+    turn_error_share (where the body ended and how far it turned against
+    the steps' path: 1 = at the allowance of PATH_ALLOWANCE, TURN_ALLOWANCE),
+    bar_early_s (how long before the last step's start the bar said 100;
+    0 when it did not), and the path itself (path_x, path_y, path_yaw)."""
+    ctl = trial.ctl
+    if ctl.motions is None or motion_id not in ctl.motions.motions:
+        raise ConfigError(f"motion {motion_id} did not load: "
+                          f"{ctl.motions.why_missing(motion_id) if ctl.motions else 'no motions'}")
+    blocks = ctl.motions.motions[motion_id]
+    loco = ctl.fsm.behaviours.get(11)
+    path = commanded_path(blocks, getattr(loco, "gait", lambda _id: None), trial.cfg.dt)
+    tr, dt = trial.trace, trial.cfg.dt
+    status = np.array(tr.switch_status[start:])
+    bar = np.array(tr.bar[start:])
+    reported = np.array(tr.mode[start:])
+    done = np.flatnonzero((bar >= BAR_DONE) & (reported == 62))
+    last_start = path.seconds - blocks[-1].duration * dt
+    early = max(0.0, last_start - float(done[0]) * dt) if len(done) else 0.0
+    d, t = PATH_ALLOWANCE, TURN_ALLOWANCE
+    error = math.hypot(metrics["travel"] - path.x, metrics["lateral"] - path.y)
+    return {
+        "refused_s": float((status == 5).sum()) * dt,
+        "path_error_share": error / (d[0] + d[1] * path.distance),
+        "turn_error_share": abs(metrics["yaw_change"] - path.yaw) / (t[0] + t[1] * abs(path.yaw)),
+        "bar_early_s": early,
+        "path_x": path.x, "path_y": path.y, "path_yaw": path.yaw,
+    }
+
+
+PATH_ALLOWANCE = (0.1, 0.2)    # m + share of the steps' distance
+TURN_ALLOWANCE = (0.15, 0.2)   # rad + share of the steps' turn
 
 
 SCRIPT_REQUEST_ID = 19       # the request id of a row's `script:` step

@@ -1,0 +1,78 @@
+"""Where a mode-62 motion's steps say the body goes: the commanded path that
+the physics scorecard judges a motion's travel and turn against.
+
+The steps that move the robot over the ground are counted:
+
+* mode 11 (locomotion and user-gait steps): vel_des (x, y in the body frame,
+  yaw rate) clamped into the gait's velocity window, held for the step's
+  duration (a user gait's velocity is the decoded one, SPEC §8.4; the motion
+  gaits have no acceleration limit, SPEC §12.A.1, so a step's velocity holds
+  from its start);
+* mode 16 jumps: the displacement the reference's trajectory files end with
+  (SPEC §12.D: x, y in the body frame at the jump, yaw).
+
+Pose steps (modes 21 and 3) move the body over feet that stay where they
+are, so they are not travel. Pure: no simulator, no clock.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from controller.motion.gait_table import GaitDefinition
+from controller.motion.usergait import USER_GAIT_IDS, decode_user_gait
+from controller.protocol.block import Block
+
+# SPEC §12.D: (x, y, yaw) of each jump id at the end of its trajectory data
+# (the landing adds a little more).
+JUMP_DISPLACEMENT: dict[int, tuple[float, float, float]] = {
+    0: (0.0, 0.0, 1.514), 1: (0.469, 0.0, 0.0), 2: (0.0, 0.194, 0.0), 3: (0.0, 0.0, -1.514),
+    4: (0.286, 0.0, 0.0), 5: (0.0, -0.194, 0.0), 6: (0.0, 0.0, 0.0), 9: (0.582, 0.0, 0.0),
+}
+LOCOMOTION, JUMP = 11, 16
+
+
+@dataclass(frozen=True)
+class Path:
+    x: float                 # m, along the heading at the start
+    y: float                 # m, to its left
+    yaw: float               # rad, turned
+    distance: float          # m along the way (every stretch counted)
+    seconds: float           # the steps' total duration
+
+
+def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition | None],
+                   dt: float) -> Path:
+    """The path of `blocks` (a motion's steps); `gait(id)` the mode-11 gait
+    definitions (None: unknown, its step counts as standing)."""
+    x = y = yaw = distance = seconds = 0.0
+    for block in blocks:
+        span = block.duration * dt
+        seconds += span
+        if block.mode == LOCOMOTION:
+            v = _velocity(block, gait(block.gait_id))
+            n = max(1, block.duration)
+            h = span / n
+            for _ in range(n):      # exact to the tick, as the body turns while it moves
+                x += (v[0] * math.cos(yaw) - v[1] * math.sin(yaw)) * h
+                y += (v[0] * math.sin(yaw) + v[1] * math.cos(yaw)) * h
+                yaw += v[2] * h
+            distance += float(np.hypot(v[0], v[1])) * span
+        elif block.mode == JUMP and block.gait_id in JUMP_DISPLACEMENT:
+            jx, jy, jyaw = JUMP_DISPLACEMENT[block.gait_id]
+            x += jx * math.cos(yaw) - jy * math.sin(yaw)
+            y += jx * math.sin(yaw) + jy * math.cos(yaw)
+            yaw += jyaw
+            distance += math.hypot(jx, jy)
+    return Path(x, y, yaw, distance, seconds)
+
+
+def _velocity(block: Block, definition: GaitDefinition | None) -> np.ndarray:
+    if definition is None or definition.stand:
+        return np.zeros(3)
+    v = np.asarray(decode_user_gait(block).body_velocity if block.gait_id in USER_GAIT_IDS
+                   else block.vel_des, dtype=float)
+    return np.clip(v, definition.window_min, definition.window_max)
