@@ -16,43 +16,16 @@ import pytest
 
 from controller.motion.motions import MotionLibrary, load_motion
 from controller.robot.config import load_config
+from controller.robot.config.motions import ROBOT_FILES
 from controller.robot.resources import DATA_ROOT
 
 PEER = (DATA_ROOT / "../shared/peers/cyberdog2_motion_files").resolve()
 CFG = load_config()
 
-# SPEC §4.1: the robot's file for each motion id (110 runs the uploaded Gait
-# Params, no file). 70 (factory pitch-gain calibration) has no motiond file:
-# full-speed trotting across several metres, meant for the factory's fixture.
-_PRE, _USER = "preinstalled/cyberdog2_", "user/parameter/cyberdog2_"
-ROBOT_FILES: dict[int, str] = {
-    0: _PRE + "motion.toml",
-    1: _PRE + "hiFive_LFleg_posCtrl.toml", 2: _PRE + "hiFive_RFleg_posCtrl.toml",
-    3: _PRE + "sitDown_posCtrl.toml", 4: _PRE + "swing_hip_posCtrl.toml",
-    5: _PRE + "swing_head_posCtrl.toml", 6: _PRE + "bodystretch.toml",
-    8: _PRE + "sitDown_posCtrl_left.toml", 9: _PRE + "sitDown_posCtrl_right.toml",
-    10: _PRE + "sitDown_posCtrl_shake.toml",
-    11: _PRE + "ballet.toml", 12: _PRE + "moonwalk.toml",
-    13: _PRE + "front_lift_out_in.toml", 14: _PRE + "rear_lift_out_in.toml",
-    15: _PRE + "pitch_down_left.toml", 16: _PRE + "pitch_down_right.toml",
-    17: _PRE + "diagonal_right.toml", 18: _PRE + "diagonal_left.toml",
-    19: _PRE + "walk_wave.toml", 20: _PRE + "trot_in_out.toml", 21: _PRE + "trot_pitch.toml",
-    22: _PRE + "front_lift_left_right.toml", 23: _PRE + "rear_lift_left_right.toml",
-    24: _PRE + "front_lift_switch.toml", 25: _PRE + "rear_lift_switch.toml",
-    26: _PRE + "jump3D.toml", 27: _PRE + "trot_swing.toml",
-    28: _PRE + "special_pronk.toml", 29: _PRE + "special_trot.toml",
-    30: _PRE + "moonwalk_switch_left.toml", 31: _PRE + "moonwalk_switch_right.toml",
-    32: _PRE + "moonwalk_backward.toml", 33: _PRE + "up_down.toml", 34: _PRE + "push_up.toml",
-    70: _PRE + "pitch_gain_factory_calibrate.toml",
-    80: _USER + "user80_ballet.toml", 81: _USER + "user81_front_lift.toml",
-    82: _USER + "user82_rear_lift.toml", 83: _USER + "user83_walk_wave.toml",
-    84: _USER + "user84_trot_in_out.toml", 85: _USER + "user85_diagonal_FR.toml",
-    86: _USER + "user86_diagonal_FL.toml", 87: _USER + "user87_pronk_front_back.toml",
-    88: _USER + "user88_FR_lift.toml", 89: _USER + "user89_FL_lift.toml",
-    90: _USER + "user90_moonwalk.toml", 91: _USER + "user91_amble.toml",
-    96: _USER + "user96_moonwalk_backward.toml",
-    111: _PRE + "short_dance_1.toml", 112: _PRE + "short_dance_2.toml",
-}
+# SPEC §4.1: the robot's file for each motion id (ROBOT_FILES, what
+# `motions.robot_files` maps; 110 runs the uploaded Gait Params, no file). 70
+# (factory pitch-gain calibration) has no motiond file: full-speed trotting
+# across several metres, meant for the factory's fixture.
 NOT_MAPPED = (70,)
 MAPPED = sorted(set(ROBOT_FILES) - set(NOT_MAPPED))
 DURATION_FACTOR = 1.5
