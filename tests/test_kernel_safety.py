@@ -125,9 +125,9 @@ def test_a_quadruped_velocity_limit_that_would_switch_the_step_limit_off_is_refu
         tmp_path: Path, limit: float) -> None:
     data = yaml.safe_load((ROOT / "config" / "cyberdog2.yaml").read_text())
     data["joint_velocity_limit"] = [limit, 30.0, 30.0]
-    # Relative paths (fsm, gaits, scripts) must still resolve: write beside the original.
+    # Relative paths (fsm, gaits, user gaits, scripts) must still resolve: write beside the original.
     data["fsm"] = str(ROOT / "config" / data["fsm"])
-    for section, key in (("locomotion", "gaits"), ("motions", "directory")):
+    for section, key in (("locomotion", "gaits"), ("locomotion", "user_gaits"), ("motions", "directory")):
         data[section][key] = str((ROOT / "config" / data[section][key]).resolve())
     for key in ("directories", "trajectories"):
         if key in data["scripts"]:

@@ -288,6 +288,8 @@ def motion_metrics(trial: Trial, start: int, motion_id: int,
     }
 
 
+MOTION_METRICS = ("refused_s", "path_error_share", "turn_error_share", "bar_early_s",
+                  "path_x", "path_y", "path_yaw")      # what motion_metrics adds
 PATH_ALLOWANCE = (0.1, 0.2)    # m + share of the steps' distance
 TURN_ALLOWANCE = (0.15, 0.2)   # rad + share of the steps' turn
 
