@@ -73,6 +73,8 @@ static schedule leg_schedule(const mk_gait *g, int32_t leg)
     return s;
 }
 
+static void landing_offset(const mk_gait *g, int32_t leg, double *ox, double *oy);
+
 /* The largest share of the target velocity that keeps every stance foot
  * inside the half-stride ellipse until its lift-off (open loop cannot step
  * faster): the foot at p moves to p - s u tau, a quadratic in s per foot. */
@@ -86,8 +88,8 @@ static double stance_reach(const mk_gait *g, double tx, double ty, double tw)
         const double px = g->feet[2 * leg], py = g->feet[2 * leg + 1];
         const double nx = g->nominal[2 * leg], ny = g->nominal[2 * leg + 1];
         /* A gait's landing offset moves the ellipse's centre with the feet. */
-        const double ox = g->has_offset ? g->offset[2 * leg] : 0.0;
-        const double oy = g->has_offset ? g->offset[2 * leg + 1] : 0.0;
+        double ox, oy;
+        landing_offset(g, leg, &ox, &oy);
         const double tau = (now.length - now.start) * g->dt;
         const double wx = (tx - tw * py) * tau / g->rx, wy = (ty + tw * px) * tau / g->ry;
         const double dx = (px - nx * g->length - ox) / g->rx, dy = (py - ny * g->width - oy) / g->ry;
@@ -109,6 +111,23 @@ static double stance_reach(const mk_gait *g, double tx, double ty, double tw)
 }
 
 static void gait_legs(mk_gait *g);
+
+/* A gait's landing offset of one leg, kept inside the reachable
+ * half-stride (a larger one, e.g. the ballet's 10 cm toward the centre
+ * line, is scaled back to its edge): the centre the leg's stride is
+ * measured from. */
+static void landing_offset(const mk_gait *g, int32_t leg, double *ox, double *oy)
+{
+    *ox = 0.0;
+    *oy = 0.0;
+    if (!g->has_offset)
+        return;
+    const double x = g->offset[2 * leg], y = g->offset[2 * leg + 1];
+    const double reach = hypot(x / g->rx, y / g->ry);
+    const double k = reach > 1.0 ? 1.0 / reach : 1.0;
+    *ox = x * k;
+    *oy = y * k;
+}
 
 void mk_gait_step(mk_gait *g)
 {
@@ -186,10 +205,10 @@ static void gait_legs(mk_gait *g)
             lx = lx / reach;
             ly = ly / reach;
         }
-        if (g->has_offset) {
-            lx = lx + g->offset[2 * leg];
-            ly = ly + g->offset[2 * leg + 1];
-        }
+        double ox, oy;
+        landing_offset(g, leg, &ox, &oy);
+        lx = lx + ox;
+        ly = ly + oy;
         g->landing[2 * leg] = nx + lx;
         g->landing[2 * leg + 1] = ny + ly;
         double lift = 0.0;                 /* a foot on the ground */
