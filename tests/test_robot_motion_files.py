@@ -113,3 +113,14 @@ def test_robot_files_is_checked() -> None:
     motions = robot_files_section()
     library = MotionLibrary(motions.directory, motions.files, 2.0, motions.unmapped)
     assert library.expand(60, 0) is None and "not in the motion library" in library.why_missing(60)
+
+
+def test_a_motion_rows_result_is_written_as_json() -> None:
+    """bench/physics.json takes plain numbers and booleans (a numpy float in
+    the commanded path once made every verdict a numpy bool)."""
+    import json
+    row = peer_rows()["robot file preinstalled/cyberdog2_sitDown_posCtrl_left.toml"]
+    done = scorecard.run_row(row)
+    assert not done.error, done.error
+    text = json.dumps(scorecard.to_json([done]))
+    assert '"path_error_share"' in text

@@ -67,7 +67,7 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             y += jx * math.sin(yaw) + jy * math.cos(yaw)
             yaw += jyaw
             distance += math.hypot(jx, jy)
-    return Path(x, y, yaw, distance, seconds)
+    return Path(float(x), float(y), float(yaw), float(distance), float(seconds))
 
 
 def _velocity(block: Block, definition: GaitDefinition | None) -> np.ndarray:

@@ -279,13 +279,14 @@ def motion_metrics(trial: Trial, start: int, motion_id: int,
     early = max(0.0, last_start - float(done[0]) * dt) if len(done) else 0.0
     d, t = PATH_ALLOWANCE, TURN_ALLOWANCE
     error = math.hypot(metrics["travel"] - path.x, metrics["lateral"] - path.y)
-    return {
+    out = {
         "refused_s": float((status == 5).sum()) * dt,
         "path_error_share": error / (d[0] + d[1] * path.distance),
         "turn_error_share": abs(metrics["yaw_change"] - path.yaw) / (t[0] + t[1] * abs(path.yaw)),
         "bar_early_s": early,
         "path_x": path.x, "path_y": path.y, "path_yaw": path.yaw,
     }
+    return {k: float(v) for k, v in out.items()}      # plain floats: bench/physics.json
 
 
 MOTION_METRICS = ("refused_s", "path_error_share", "turn_error_share", "bar_early_s",
@@ -587,7 +588,7 @@ def judge(metrics: dict[str, float], checks: dict[str, dict[str, float]],
             extra = rule["per_command"] * abs(float(command[VELOCITY_FIELDS[name]]))
         lo, hi = rule.get("min"), rule.get("max")
         hi = None if hi is None else hi + extra
-        ok = (lo is None or value >= lo) and (hi is None or value <= hi) and not math.isnan(value)
+        ok = bool((lo is None or value >= lo) and (hi is None or value <= hi) and not math.isnan(value))
         limit = " and ".join(s for s in (f">= {lo:g}" if lo is not None else "",
                                          f"<= {hi:.3g}" if hi is not None else "") if s)
         verdicts[name] = (ok, limit)
