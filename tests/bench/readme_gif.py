@@ -1,5 +1,5 @@
 """The README's GIF (`make gif`): CyberDog 2 in physics, driven as a client
-would (stand, trot, a mode-62 motion, lie down), recorded in process and
+would (stand, trot, the ballet (62/11), lie down), recorded in process and
 drawn by `motionctl render` into docs/motiond.gif.
 
     python tests/bench/readme_gif.py [OUT.gif]
@@ -24,7 +24,7 @@ STEPS: list[tuple[dict[str, Any], float]] = [  # (command fields, seconds)
     ({"mode": 12}, 3.0),
     ({"mode": 11, "gait_id": 3, "vel_des": [0.6, 0.0, 0.0], "step_height": [0.06, 0.06]}, 4.0),
     ({"mode": 12}, 1.5),
-    ({"mode": 62, "gait_id": 2}, 5.0),
+    ({"mode": 62, "gait_id": 11}, 8.0),     # the ballet: motion gaits 69, 68, 69
     ({"mode": 7, "gait_id": 1}, 2.5),
 ]
 
