@@ -8,7 +8,7 @@ Gait 1 (while the command stays 7): interpolate to the config's lie pose over
 The command timeout's damper (a FROM_TIMEOUT block, SPEC §2.5: 7 gait 0)
 lies the robot down actively, as gait 1 does, and then continues as the
 passive damper on the same tick counter, reporting gait 0 and gait 0's
-progress throughout (README "Where motiond differs"): the client is gone but
+progress throughout (docs/DIFFERENCES.md): the client is gone but
 the robot is healthy, and the passive collapse drops the body onto the
 ground (CyberDog 2 in physics: 0.40 m/s). A biped (Robot.holds_lie_pose)
 does not go passive after it: it keeps holding the lie pose (a sit on its

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     applied, refused = realtime.setup(cfg.realtime)
     if refused:
         log.warning("realtime_degraded", refused=refused, applied=applied,
-                    hint="README: Real-time priority")
+                    hint="docs/GUIDE.md: Real-time priority")
     else:
         log.info("realtime", applied=applied)
     if planner is not None and cfg.realtime.priority > 1:

@@ -1,4 +1,4 @@
-"""Real-time setup of the tick thread (README "Real-time priority").
+"""Real-time setup of the tick thread (docs/GUIDE.md "Real-time priority").
 
 `setup` asks for what config `realtime` names: SCHED_FIFO at its priority
 (for every thread, the LCM library's receive threads too), 1 ns timer slack,
@@ -77,7 +77,7 @@ def _request_idle_latency(max_us: int, applied: list[str], refused: list[str]) -
                        f"private /dev such as the systemd unit's: docs/SERVICE.md)")
     else:
         refused.append(f"{wanted}: {os.strerror(-fd)} on /dev/cpu_dma_latency (needs root or "
-                       f"write access to it: README \"Real-time priority\")")
+                       f"write access to it: docs/GUIDE.md \"Real-time priority\")")
 
 
 def release_idle_latency() -> None:
