@@ -26,14 +26,13 @@ from controller.behaviours.base import (
 from controller.motion.balance import BalanceController
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitDefinition, GaitError, load_gaits
-from controller.motion.motion_gaits import DEFAULT_TIMING, MotionGaitShaper
+from controller.motion.motion_gaits import DEFAULT_TIMING, FIRST_MOTION_GAIT, MotionGaitShaper
 from controller.motion.usergait import USER_GAIT_IDS, decode_user_gait
 from controller.protocol.block import Block
 from controller.protocol.constants import USER_GAIT
 
 STAND = 1
 BOUND = 7
-FIRST_MOTION_GAIT = 50        # gaits >= 50 leave at their next boundary, no extra cycle
 MOTION_GAITS_DIR = "motion"   # under the gaits directory: the motion gaits (SPEC §12.A)
 LIMIT_MARGIN = 0.02           # rad inside the joint limits
 VERTICAL_LEGS = 0x2           # value bit1

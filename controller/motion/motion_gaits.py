@@ -226,8 +226,7 @@ RULES: dict[int, Rule] = {
 }
 
 
-def is_motion_gait(gait_id: int, user_gaits: frozenset[int] | set[int]) -> bool:
-    return gait_id >= FIRST_MOTION_GAIT and gait_id not in user_gaits
+TIMED_RULES = frozenset({51})    # rules that read Counters.ticks as well
 
 
 class MotionGaitShaper:
@@ -267,7 +266,8 @@ class MotionGaitShaper:
         gait = gen.gait
         assert gait is not None
         c = self.counters
-        if gait.id != self.gait_id:
+        new_gait = gait.id != self.gait_id
+        if new_gait:
             # Counters restart with a new gait; the toggle carries on.
             self.gait_id = gait.id
             c.step, c.ticks = 0, 0
@@ -276,14 +276,17 @@ class MotionGaitShaper:
         swinging = gen.swinging[:4]
         started = swinging & ~self._was_swinging
         self._was_swinging[:] = swinging
-        if started.any():
+        lifted = bool(started.any())
+        if lifted:
             c.leg_steps += started
             if started[FR]:
                 c.step += 1
                 c.toggle = -c.toggle
-        rule = RULES.get(gait.id, _plain)
-        self.shape = rule(c, self.dt)
-        if started.any():
+        # A rule reads the counters (and 51 the time): the shape only changes
+        # when a swing starts, so it is made then, not every tick.
+        if new_gait or lifted or gait.id in TIMED_RULES:
+            self.shape = RULES.get(gait.id, _plain)(c, self.dt)
+        if lifted:
             # A swing that lifted this tick takes the height its counters give
             # (its foot is still on the ground: the bump is 0 at lift-off).
             gen.swing_apex[:4] = np.where(started, self.shape.heights, gen.swing_apex[:4])
