@@ -47,6 +47,7 @@ class Client:
         self.joint_cmd_ticks: list[tuple[int, int]] = []
         # (tick, tick_ns, taken_command, taken_command_late)
         self.traces: list[tuple[int, int, int, int]] = []
+        self.lateness_ns: dict[int, int] = {}     # tick -> its wake-up lateness
         self.rx["response"].subscribe(CH["response"], self._on_response)
         self.rx["joint"].subscribe(CH["status"], self._on_status)
         self.rx["joint"].subscribe(CH["joint_cmd"], self._on_joint_cmd)
@@ -76,6 +77,7 @@ class Client:
         t = msgs.tick_trace_t.decode(data)
         with self.lock:
             self.traces.append((t.tick, t.tick_ns, t.taken_command, t.taken_command_late))
+            self.lateness_ns[t.tick] = t.lateness_ns
 
     def _on_joint_cmd(self, _ch: str, data: bytes) -> None:
         t = time.monotonic_ns()
@@ -303,7 +305,16 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     assert ticks[0] in wake and ticks[-1] in wake
     span_s = (wake[ticks[-1]] - wake[ticks[0]]) / 1e9
     assert len(ticks) >= 900, len(ticks)               # the 2 s window saw ~1000
-    assert 495 <= (len(ticks) - 1) / span_s <= 505, (len(ticks), span_s)
+    # A tick that wakes a whole period or more late (the host took the CPU away)
+    # restarts the schedule and counts the periods it lost as overruns, never a
+    # burst to catch up. So the schedule holds 500 Hz once the periods it counted
+    # as lost are added back, and a daemon too slow for 2 ms (every tick late)
+    # fails the bound on lost periods.
+    with client.lock:
+        late = [client.lateness_ns[k] for k in ticks[1:]]
+    lost = sum(ns // 2_000_000 for ns in late)
+    assert lost <= 0.05 * len(ticks), (lost, max(late))
+    assert 495 <= (len(ticks) - 1 + lost) / span_s <= 505, (len(ticks), lost, span_s)
     expected = (ticks[-1] - ticks[0]) / 10             # 50 Hz = one response every 10 ticks
     assert abs(len(responses) - expected) <= 3, (len(responses), expected)
 
