@@ -4,15 +4,20 @@ Gait 5: absolute body height, joint-space linear to the IK pose for that
 height. Any other gait: a relative Cartesian move over the block's duration,
 stance feet fixed while the body turns by -rpy_des about the point -ctrl_point
 and shifts by +pos_des (the reference's signs, SPEC §6.1: pitch > 0 lifts the
-head), swing feet (contact bit 0) moved by foot_pose. Successive blocks accumulate. A ball
+head), each tick's share of the shift made in the frame the body has turned
+to so far (the reference's per-tick recurrence, §12.F.1), swing feet (contact
+bit 0) moved by foot_pose. Successive blocks accumulate, from where the feet
+were put: like the reference, only the joint targets are clamped to the
+limits, never the feet the next block starts from. A ball
 foot's contact point is what stays fixed: its centre moves as the ball rolls
 with the tilting lower leg (QuadrupedKinematics.rolled), and the targets
 allow for it. The stance legs carry the weight by feed-forward
 (Robot.weight_support), so the pose does not sag by weight / kp.
 
 A block that lifts a foot first moves the body over the feet that stay down
-(its centre of mass SUPPORT_MARGIN inside their triangle, the least move that
-does), with every foot still on the ground, over the block's first
+(its centre of mass SUPPORT_MARGIN inside their triangle once the block's own
+move is made, as gravity sees it, the least horizontal move that does), with
+every foot still on the ground, over the block's first
 SHIFT_SHARE (at most SHIFT_S); the commanded move runs over the rest. The
 next block with every foot down moves it back the same way. Lifting a leg
 with the body where it stood tips the robot over that corner (in physics:
@@ -79,6 +84,16 @@ class PoseCtrl(Behaviour):
         self.turned = np.eye(3)         # the body's turn since entry (entry frame)
         self.turn_now = np.eye(3)       # this block's turn so far (block-start frame)
         self.rot_target = self.rot_next = np.eye(3)
+        # The feet where the pose puts them, before the joint limits: the
+        # reference keeps its feet as state from tick to tick and only its
+        # joint targets are clamped, so a step that reaches a limit (the
+        # hi-five's sit folds a rear knee to its limit) does not change
+        # where the next step starts from. None: from the joints.
+        self.turn_step = np.eye(3)      # this block's per-tick turn of the feet, its powers so far
+        self.turn_k, self.turn_pow, self.turn_sum = 0, np.eye(3), np.zeros((3, 3))
+        self.feet_target: np.ndarray | None = None
+        self.feet_next: np.ndarray | None = None
+        self.feet_now: np.ndarray | None = None
         self.entry: np.ndarray | None = self.entry_pose(ctx, ENTRY_TOLERANCE)
         self.q_ref: np.ndarray | None = None       # the legs at the first block's start
         self.rolls: tuple[np.ndarray, np.ndarray]  # the ball feet's roll, last two ticks
@@ -128,6 +143,7 @@ class PoseCtrl(Behaviour):
         # New block or new height: restart from the current command.
         start = self.q_block if self.height is None else self.kernel.pos.copy()
         self.height = height
+        self.feet_next = self.feet_now = None        # the next relative block starts from the joints
         target = self.robot.inside_limits(self.robot.height_pose(height), LIMIT_MARGIN, ctx.q)
         # Anchored one tick back, at the current command, so that on the
         # block's last tick the legs are exactly at the target.
@@ -140,14 +156,19 @@ class PoseCtrl(Behaviour):
         the support (if a foot lifts), then the commanded move."""
         block = ctx.block
         over = min(1.0, count / self.shift_ticks) if self.shift_ticks else 1.0
-        s = min(1.0, max(0.0, count - self.shift_ticks) / max(1, self.move_ticks))
+        k = min(self.move_ticks, max(0, count - self.shift_ticks))
+        s = k / max(1, self.move_ticks)
         centre = np.asarray(block.ctrl_point)
-        # The reference turns the stance feet by +rpy_des about -ctrl_point and
-        # then moves them by -pos_des (SPEC §6.1, §12.F.1): the body turns by
-        # -rpy_des (pitch > 0 lifts the head) about the point -ctrl_point and
-        # moves by +pos_des. `rot` is the body's turn in the block-start frame.
-        rot = rotation_rpy(*(s * np.asarray(block.rpy_des))).T
-        shift = s * np.asarray(block.pos_des) + over * self.support_shift
+        # The reference, every tick, turns the stance feet by R = Rz Ry Rx of
+        # rpy_des / D about -ctrl_point and then moves them by -pos_des / D
+        # (SPEC §6.1, §12.F.1): the body turns by -rpy_des (pitch > 0 lifts
+        # the head) about the point -ctrl_point and moves by +pos_des, each
+        # tick's move in the frame the body has turned to so far. After k
+        # ticks: feet + c = R^k (feet0 + c) - (R^0 + ... + R^(k-1)) pos_des / D.
+        # `rot` is the body's turn in the block-start frame.
+        turn, moved = self._ticks_of_turn(k)
+        rot = turn.T
+        shift = moved @ (np.asarray(block.pos_des) / max(1, self.move_ticks)) + over * self.support_shift
         # Swing feet move by foot_pose with the body; the support shift they
         # make up for (on the ground while the body moves over the others).
         swing = self.feet0 - over * self.support_shift + s * np.asarray(block.foot_pose[:3])
@@ -175,7 +196,19 @@ class PoseCtrl(Behaviour):
                 break
         self.rolls = (last, d)
         self.rot_target = rot
+        self.feet_target = np.where(self.stance[:, None], stance, swing + d @ rot)
         return self.robot.inside_limits(q.reshape(-1), LIMIT_MARGIN, ctx.q)
+
+    def _ticks_of_turn(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(R^k, R^0 + ... + R^(k-1)) of this block's per-tick turn R, kept
+        from tick to tick (k only grows within a block)."""
+        if k < self.turn_k:
+            self.turn_k, self.turn_pow, self.turn_sum = 0, np.eye(3), np.zeros((3, 3))
+        while self.turn_k < k:
+            self.turn_sum = self.turn_sum + self.turn_pow
+            self.turn_pow = self.turn_pow @ self.turn_step
+            self.turn_k += 1
+        return self.turn_pow, self.turn_sum
 
     def _start_relative(self, ctx: TickContext, ticks: int) -> None:
         """Where the feet are at the block's start, which of them stand, and
@@ -183,14 +216,13 @@ class PoseCtrl(Behaviour):
         legs = len(self.cfg.legs)
         self.turned = self.turned @ self.turn_now      # the last block's turn, as far as it got
         self.turn_now = np.eye(3)
-        self.feet0 = self.robot.kin.forward(self.q_block.reshape(legs, 3))
+        self.feet0 = self.feet_now if self.feet_now is not None else \
+            self.robot.kin.forward(self.q_block.reshape(legs, 3))
         self.stance = stance_mask(ctx.block.contact, legs)
         self.support_shift = np.zeros(3)
         self.shift_ticks = 0
         if not self.stance.all() and self.stance.sum() >= 3:
-            com = self.cfg.balance.com_offset if self.cfg.balance is not None else np.zeros(3)
-            self.support_shift[:2] = inside_support(self.feet0[self.stance, :2], com[:2],
-                                                    SUPPORT_MARGIN) - com[:2]
+            self.support_shift = self._over_support(ctx)
         elif self.stance.all() and self.shifted.any() and ctx.block.source != FROM_FILLER \
                 and np.ptp(self.feet0[:, 2]) < FEET_LEVEL:
             # Every foot down again (a command says so, and the lifted one is
@@ -202,10 +234,29 @@ class PoseCtrl(Behaviour):
             self.shift_ticks = min(int(SHIFT_S / self.robot.dt), int(SHIFT_SHARE * ticks))
         self.shifted = self.shifted + self.support_shift
         self.move_ticks = ticks - self.shift_ticks
+        self.turn_step = rotation_rpy(*(np.asarray(ctx.block.rpy_des) / max(1, self.move_ticks)))
+        self.turn_k, self.turn_pow, self.turn_sum = 0, np.eye(3), np.zeros((3, 3))
         if self.q_ref is None:
             self.q_ref = self.q_block.reshape(legs, 3).copy()
         self.roll0 = self._roll(self.q_block.reshape(legs, 3), self.turned)
         self.rolls = (np.zeros((legs, 3)), np.zeros((legs, 3)))    # the last two ticks' rolls
+
+    def _over_support(self, ctx: TickContext) -> np.ndarray:
+        """The body's move (body frame) that puts the centre of mass over the
+        feet that stay down, SUPPORT_MARGIN inside them, as gravity sees it
+        (feet and centre of mass levelled by the IMU's roll and pitch, the
+        move horizontal), where the block's own move takes it: the robot's
+        files shift the body themselves as they lift a foot (the hi-five:
+        x -0.055, y -0.04), and a second shift on top sat CyberDog 2's rear
+        knee on the floor. Levelled, a body pitched nose up 0.45 rad sees
+        its feet 9 cm further forward."""
+        com = self.cfg.balance.com_offset if self.cfg.balance is not None else np.zeros(3)
+        level = rotation_rpy(ctx.imu.roll, ctx.imu.pitch, 0.0) if ctx.imu is not None else np.eye(3)
+        feet = self.feet0[self.stance] @ level.T
+        centre = level @ (np.asarray(com, dtype=float) + np.asarray(ctx.block.pos_des, dtype=float))
+        move = np.zeros(3)
+        move[:2] = inside_support(feet[:, :2], centre[:2], SUPPORT_MARGIN) - centre[:2]
+        return level.T @ move
 
     def _roll(self, q: np.ndarray, turn: np.ndarray) -> np.ndarray:
         """Where the ball feet's centres have rolled (entry frame), legs at q
@@ -218,10 +269,10 @@ class PoseCtrl(Behaviour):
         if count == 1:
             self._start_relative(ctx, ticks)
             self.q_next = self._relative_target(ctx, 1)
-            self.rot_next = self.rot_target
-        now, self.turn_now = self.q_next, self.rot_next
+            self.rot_next, self.feet_next = self.rot_target, self.feet_target
+        now, self.turn_now, self.feet_now = self.q_next, self.rot_next, self.feet_next
         self.q_next = self._relative_target(ctx, min(count + 1, ticks))
-        self.rot_next = self.rot_target
+        self.rot_next, self.feet_next = self.rot_target, self.feet_target
         # Stream one tick: position now, velocity toward the next tick's target.
         self.kernel.move(now, self.q_next, ctx.t, self.robot.dt, LINEAR)
 
