@@ -77,6 +77,23 @@ def test_the_commanded_path_integrates_the_steps() -> None:
     assert (path.x, path.y, path.yaw) == pytest.approx((0.286, 0.0, 0.0))
 
 
+def test_a_pose_offset_counts_where_the_body_ends_over_its_feet() -> None:
+    """Mode 21 moves the body over its feet by +pos_des and turns it by
+    -rpy_des[2]; a height transition (21/5) or a stand puts it back over
+    them, a walk or a jump takes the offset along."""
+    def pose(x: float = 0.0, y: float = 0.0, yaw: float = 0.0) -> Block:
+        return Block(mode=21, gait_id=1, pos_des=(x, y, 0.0), rpy_des=(0.0, 0.0, yaw), duration=100)
+    sit = load_motion(PEER / "preinstalled" / "cyberdog2_sitDown_posCtrl.toml", PEER, 2.0)
+    path = commanded_path(sit, lambda _id: None, CFG.dt)
+    assert (path.x, path.y, path.yaw) == pytest.approx((-0.13, 0.0, 0.0))    # -0.05, then -0.08
+    back = [pose(x=-0.1, yaw=0.3), Block(mode=21, gait_id=5, pos_des=(0, 0, 0.25), duration=100)]
+    assert commanded_path(back, lambda _id: None, CFG.dt).x == 0.0
+    # Turned right by 0.3 (yaw +0.3), then 0.1 forward in that heading; a jump keeps it.
+    kept = [pose(yaw=0.3), pose(x=0.1), Block(mode=16, gait_id=6, duration=100)]
+    path = commanded_path(kept, lambda _id: None, CFG.dt)
+    assert (path.x, path.y, path.yaw) == pytest.approx((0.1 * math.cos(0.3), -0.1 * math.sin(0.3), -0.3))
+
+
 # -- motions.robot_files: the robot's own folder in the config ------------------------------
 
 

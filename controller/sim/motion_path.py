@@ -11,8 +11,13 @@ The steps that move the robot over the ground are counted:
 * mode 16 jumps: the displacement the reference's trajectory files end with
   (SPEC §12.D: x, y in the body frame at the jump, yaw).
 
-Pose steps (modes 21 and 3) move the body over feet that stay where they
-are, so they are not travel. Pure: no simulator, no clock.
+Pose steps (mode 21's relative gaits, mode 3's incremental ones) move the
+body over feet that stay where they are (mode 21 by +pos_des, turned by
+-rpy_des[2]; mode 3 by +rpy_des[2], SPEC §12.F): the offset is where the body
+stands over its feet. A step that puts the body back over its feet (mode 21
+gait 5, a recovery stand, mode 3's absolute posture) undoes it; a step that
+moves the feet (walking, a jump) keeps it, and so does the motion's end.
+Pure: no simulator, no clock.
 """
 from __future__ import annotations
 
@@ -32,7 +37,9 @@ JUMP_DISPLACEMENT: dict[int, tuple[float, float, float]] = {
     0: (0.0, 0.0, 1.514), 1: (0.469, 0.0, 0.0), 2: (0.0, 0.194, 0.0), 3: (0.0, 0.0, -1.514),
     4: (0.286, 0.0, 0.0), 5: (0.0, -0.194, 0.0), 6: (0.0, 0.0, 0.0), 9: (0.582, 0.0, 0.0),
 }
-LOCOMOTION, JUMP = 11, 16
+LOCOMOTION, JUMP, POSE, POSTURE, RECOVERY = 11, 16, 21, 3, 12
+ABSOLUTE_HEIGHT_GAIT = 5          # mode 21: the legs to the height pose
+INCREMENTAL_POSTURE = (1, 3)      # mode 3's relative gaits
 
 
 @dataclass(frozen=True)
@@ -49,9 +56,25 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
     """The path of `blocks` (a motion's steps); `gait(id)` the mode-11 gait
     definitions (None: unknown, its step counts as standing)."""
     x = y = yaw = distance = seconds = 0.0
+    over = np.zeros(3)      # the pose offset: x, y (start frame) and yaw of the body over its feet
     for block in blocks:
         span = block.duration * dt
         seconds += span
+        relative = (block.mode == POSE and block.gait_id != ABSOLUTE_HEIGHT_GAIT) or \
+            (block.mode == POSTURE and block.gait_id in INCREMENTAL_POSTURE)
+        if relative:
+            heading = yaw + over[2]
+            px, py = block.pos_des[0], block.pos_des[1]
+            over += (px * math.cos(heading) - py * math.sin(heading),
+                     px * math.sin(heading) + py * math.cos(heading),
+                     (-1.0 if block.mode == POSE else 1.0) * block.rpy_des[2])
+            continue
+        if block.mode in (POSE, POSTURE, RECOVERY):
+            over[:] = 0.0           # back over the feet
+            continue
+        if block.mode in (LOCOMOTION, JUMP):
+            x, y, yaw = x + over[0], y + over[1], yaw + over[2]     # the feet come to the body
+            over[:] = 0.0
         if block.mode == LOCOMOTION:
             v = _velocity(block, gait(block.gait_id))
             n = max(1, block.duration)
@@ -67,6 +90,7 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             y += jx * math.sin(yaw) + jy * math.cos(yaw)
             yaw += jyaw
             distance += math.hypot(jx, jy)
+    x, y, yaw = x + over[0], y + over[1], yaw + over[2]
     return Path(float(x), float(y), float(yaw), float(distance), float(seconds))
 
 

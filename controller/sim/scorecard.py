@@ -403,6 +403,17 @@ def target_height(cfg: Any, target: Any) -> float | None:
     return None if target is None else float(target)
 
 
+def trunk_geoms(trial: Trial) -> frozenset[str]:
+    """The names of the geoms on the robot's floating body (the trunk or
+    torso itself, not a limb): a sit-down may rest a knee on the floor, never
+    these. Empty without a physics model."""
+    model = getattr(trial.robot, "model", None)
+    if model is None:
+        return frozenset()
+    root = model.body("trunk").id
+    return frozenset(model.geom(g).name for g in range(model.ngeom) if model.geom_bodyid[g] == root)
+
+
 def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
             mode: int = -1, marks: Marks | None = None) -> dict[str, float]:
     """The metrics of config/physics/scorecard.yaml from the trial's trace."""
@@ -445,6 +456,8 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m["apex"] = float(pos[:, 2].max() - stand)
     m["rear"] = float(max(0.0, -rpy[:, 1].min()))
     m["trunk_contact_s"] = float(other.sum() * dt)
+    body = trunk_geoms(trial)
+    m["body_contact_s"] = float(sum(1 for c in contacts if c & body) * dt)
     m["airborne_s"] = float(sum(1 for c in contacts if not c) * dt)
     m["slip"] = foot_slip(np.array(tr.foot_slide[start:]), contacts, trial.feet, dt)
     m["saturation"] = float(np.mean(tr.saturated[start:]))
