@@ -18,7 +18,9 @@ from controller.sim.motion_optimiser import GOALS, build, mirror
 ROOT = Path(__file__).resolve().parent.parent
 CFG = load_config(ROOT / "config" / "cyberdog2.yaml")
 DIR = ROOT / "config" / "trajectories" / "cyberdog2"
-JUMP_FILES = {0: "JumpYawLeft", 1: "JumpLong", 3: "JumpYawRight", 6: "JumpHigh"}
+assert CFG.scripts is not None
+# The config's mode-16 gaits: gait id -> trajectory name.
+JUMP_FILES = {gait: names[0] for gait, names in CFG.scripts.modes[16].gaits.items()}
 STAND = make_robot(CFG, Kernel(CFG.q_min, CFG.q_max, CFG.v_max)).stand_pose()
 
 
@@ -133,7 +135,7 @@ def test_the_right_turn_is_the_mirror_image_of_the_left_and_mirroring_twice_is_i
         np.testing.assert_array_equal(c.q, orig.q)
 
 
-@pytest.mark.parametrize("gait, goal", [(1, "forward"), (6, "up"), (0, "yaw-left")])
+@pytest.mark.parametrize("gait, goal", [(1, "forward"), (6, "up"), (0, "yaw-left"), (4, "forward-short")])
 def test_a_shipped_jump_is_the_optimiser_s_build_of_its_recorded_parameters(gait, goal):
     path = DIR / f"{JUMP_FILES[gait]}.yaml"
     traj = load(path, CFG.joint_names, CFG.tick_hz)

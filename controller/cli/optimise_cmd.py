@@ -17,7 +17,8 @@ EXIT_OK, EXIT_ERROR = 0, 1
 DESCRIPTION = """\
 Optimise a dynamic motion for the quadruped of --config in its MuJoCo
 physics model and write it as a trajectory file (docs/SCRIPTS.md "Jumps").
-Jumps (yaw-left: +90 degrees; forward: 0.6 m; up: the body 0.30 m over its
+Jumps (yaw-left: +90 degrees; forward: 0.6 m; forward-short: 0.3 m;
+forward-stair: 0.5 m; left: 0.2 m sideways; up: the body 0.30 m over its
 start) are crouch, push with feed-forward torques, flight, landing and
 settle, per leg pair, rolled out from a settled stand and scored on the
 body's ground truth: the goal, landing on the four feet upright, no trunk
@@ -35,7 +36,7 @@ gaits and `scripts.recovery` at the files. Takes a few minutes on two cores."""
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
 # that building the parser does not import MuJoCo (render sets MUJOCO_GL first).
-MOTIONS = ("forward", "up", "yaw-left", "roll-back")
+MOTIONS = ("forward", "forward-short", "forward-stair", "left", "up", "yaw-left", "roll-back")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -70,10 +71,11 @@ def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
     """The parameters a trajectory file's `optimised` block records, in the
     goal's order; ValueError if it has none or not these. A turning jump may
     start from a straight jump's file: the yaw parameters it lacks start at
-    the optimiser's guess (no turn)."""
+    the optimiser's guess (no turn), as may a sideways jump its sideways
+    ones (straight)."""
     import yaml
 
-    from controller.sim.motion_optimiser import YAW
+    from controller.sim.motion_optimiser import SIDE, YAW
 
     doc = yaml.safe_load(path.read_text())
     params = (doc or {}).get("optimised", {}).get("parameters") if isinstance(doc, dict) else None
@@ -82,6 +84,8 @@ def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
     given = {p.name: float(params[p.name]) for p in goal.params(cfg)
              if isinstance(params.get(p.name), (int, float))}
     yaw = {q.name: q.start for q in YAW} if goal.turning else {}
+    if goal.lateral:
+        yaw.update({q.name: q.start for q in SIDE})
     missing = [p.name for p in goal.params(cfg) if p.name not in given and p.name not in yaw]
     if missing:
         raise ValueError(f"it lacks the {goal.name} parameters {missing}")
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         worst = max(outcomes, key=lambda o: o["cost"]) if outcomes else {}
         print(f"generation {generation:3d}  cost {cost:9.3f}  worst: {worst.get('world', '')}  "
               + "  ".join(f"{k} {v:g}" for k, v in worst.items() if k in
-                          ("travel", "yaw", "rise", "end_tilt", "trunk_contact_s", "end_on_feet", "up")),
+                          ("travel", "lateral", "yaw", "rise", "end_tilt", "trunk_contact_s", "end_on_feet", "up")),
               flush=True)
 
     result = optimise(str(cfg.path), goal, worlds, generations=args.generations,

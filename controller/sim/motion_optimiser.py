@@ -97,6 +97,14 @@ YAW = (
     Param("tau_hip_yaw", 0.0, -8.0, 8.0),       # left +, right -
     Param("abad_yaw", 0.0, -0.4, 0.4),          # push abad target, front +, rear -
 )
+# A sideways jump pushes every leg's abad the same way (a left-right mirror
+# negates the abad, so one sign on all four legs moves every foot the same
+# way across) and reaches out to that side for the landing.
+SIDE = (
+    Param("tau_abad_side", 0.0, -8.0, 8.0),
+    Param("abad_side", 0.0, -0.4, 0.4),         # push abad target, every leg
+    Param("land_abad_side", 0.0, -0.4, 0.4),    # landing abad target, every leg
+)
 
 
 # COMMON's and YAW's figures were set for CyberDog 2: a 0.24 m stand and a
@@ -107,7 +115,7 @@ YAW = (
 REFERENCE_STAND = 0.24    # m
 REFERENCE_TORQUE = 12.0   # N m
 TORQUE_JOINT = {"tau_hip_front": 1, "tau_knee_front": 2, "tau_hip_rear": 1, "tau_knee_rear": 2,
-                "tau_abad_yaw": 0, "tau_hip_yaw": 1}
+                "tau_abad_yaw": 0, "tau_hip_yaw": 1, "tau_abad_side": 0}
 
 
 def _for_robot(cfg: Config, q: Param) -> Param:
@@ -130,6 +138,7 @@ class Goal:
     """What a motion must do, judged on the body's ground truth."""
     name: str
     travel: float = 0.0       # m forward (start heading)
+    lateral: float = 0.0      # m to the left (start heading): a sideways jump
     yaw: float = 0.0          # rad, + left
     rise: float = 0.0         # m: apex base height over the start, at least
     turning: bool = False
@@ -137,7 +146,8 @@ class Goal:
 
     def params(self, cfg: Config) -> tuple[Param, ...]:
         if self.roll_start is None:
-            return tuple(_for_robot(cfg, q) for q in COMMON + (YAW if self.turning else ()))
+            extra = (YAW if self.turning else ()) + (SIDE if self.lateral else ())
+            return tuple(_for_robot(cfg, q) for q in COMMON + extra)
         fold = _fold(cfg)
         out = []
         for k in range(ROLL_PHASES):
@@ -150,6 +160,9 @@ class Goal:
 GOALS = {
     "yaw-left": Goal("yaw-left", yaw=math.pi / 2, turning=True),
     "forward": Goal("forward", travel=0.6),
+    "forward-short": Goal("forward-short", travel=0.3),
+    "forward-stair": Goal("forward-stair", travel=0.5),
+    "left": Goal("left", lateral=0.2),
     "up": Goal("up", rise=0.30),
     "roll-back": Goal("roll-back", roll_start=math.pi),
 }
@@ -173,6 +186,8 @@ def build(cfg: Config, goal: Goal, x: Sequence[float] | np.ndarray, name: str = 
     p.setdefault("tau_abad_yaw", 0.0)
     p.setdefault("tau_hip_yaw", 0.0)
     p.setdefault("abad_yaw", 0.0)
+    for name in ("tau_abad_side", "abad_side", "land_abad_side"):
+        p.setdefault(name, 0.0)
     kin = _kinematics(cfg)
     n = cfg.num_joints
     hz = cfg.tick_hz
@@ -204,18 +219,18 @@ def build(cfg: Config, goal: Goal, x: Sequence[float] | np.ndarray, name: str = 
     rec_kp, rec_kd = rec.kp, rec.kd
     zero = np.zeros(n)
 
-    push_abad = p["abad_yaw"] * REAR_SIGN
+    push_abad = p["abad_yaw"] * REAR_SIGN + p["abad_side"]
     push_q = pairs(p["push_hip_front"], p["push_knee_front"], p["push_hip_rear"],
                    p["push_knee_rear"], push_abad)
     tau = np.zeros((4, 3))
     tau[list(FRONT), 1], tau[list(FRONT), 2] = p["tau_hip_front"], p["tau_knee_front"]
     tau[list(REAR), 1], tau[list(REAR), 2] = p["tau_hip_rear"], p["tau_knee_rear"]
-    tau[:, 0] += p["tau_abad_yaw"] * REAR_SIGN
+    tau[:, 0] += p["tau_abad_yaw"] * REAR_SIGN + p["tau_abad_side"]
     tau[:, 1] += p["tau_hip_yaw"] * LEFT_SIGN
     limit = cfg.torque_limit.reshape(4, 3)
     push_tau = np.clip(tau, -limit, limit).reshape(-1)
     land_q = pairs(p["land_hip_front"], p["land_knee_front"], p["land_hip_rear"],
-                   p["land_knee_rear"], stand.reshape(4, 3)[:, 0])
+                   p["land_knee_rear"], stand.reshape(4, 3)[:, 0] + p["land_abad_side"])
 
     phases = (
         Phase("crouch", ticks(400), "quintic", crouch, rec_kp, rec_kd, zero),
@@ -390,6 +405,9 @@ def cost(goal: Goal, o: Outcome, stand_height: float) -> float:
     if goal.turning:
         j += ((o.yaw - goal.yaw) / 0.05) ** 2 + (math.hypot(o.travel, o.lateral) / 0.1) ** 2
         j += _outside(o.yaw - goal.yaw, TURN_BAND)
+    elif goal.lateral:
+        j += (o.yaw / 0.08) ** 2 + (o.travel / 0.08) ** 2
+        j += ((o.lateral - goal.lateral) / 0.05) ** 2 + _outside(o.lateral - goal.lateral, TRAVEL_BAND)
     else:
         j += (o.yaw / 0.08) ** 2 + (o.lateral / 0.08) ** 2
         if goal.rise > 0:
