@@ -122,9 +122,11 @@ def test_the_command_line_offers_exactly_the_optimiser_s_goals():
     assert sorted(MOTIONS) == sorted(GOALS)
 
 
-def test_the_right_turn_is_the_mirror_image_of_the_left_and_mirroring_twice_is_identity():
-    left = load(DIR / "JumpYawLeft.yaml", CFG.joint_names, CFG.tick_hz)
-    right = load(DIR / "JumpYawRight.yaml", CFG.joint_names, CFG.tick_hz)
+@pytest.mark.parametrize("left_name, right_name", [("JumpYawLeft", "JumpYawRight"), ("JumpLeft", "JumpRight")])
+def test_the_right_jump_is_the_mirror_image_of_the_left_and_mirroring_twice_is_identity(
+        left_name: str, right_name: str) -> None:
+    left = load(DIR / f"{left_name}.yaml", CFG.joint_names, CFG.tick_hz)
+    right = load(DIR / f"{right_name}.yaml", CFG.joint_names, CFG.tick_hz)
     made = mirror(left, CFG, "R")
     again = mirror(made, CFG, "L")
     for a, b, c in zip(made.phases, right.phases, again.phases):
@@ -135,7 +137,8 @@ def test_the_right_turn_is_the_mirror_image_of_the_left_and_mirroring_twice_is_i
         np.testing.assert_array_equal(c.q, orig.q)
 
 
-@pytest.mark.parametrize("gait, goal", [(1, "forward"), (6, "up"), (0, "yaw-left"), (4, "forward-short")])
+@pytest.mark.parametrize("gait, goal", [(1, "forward"), (6, "up"), (0, "yaw-left"), (4, "forward-short"), (2, "left"),
+                                       (9, "forward-stair")])
 def test_a_shipped_jump_is_the_optimiser_s_build_of_its_recorded_parameters(gait, goal):
     path = DIR / f"{JUMP_FILES[gait]}.yaml"
     traj = load(path, CFG.joint_names, CFG.tick_hz)
