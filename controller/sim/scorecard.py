@@ -97,6 +97,8 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
 
 
 MOTION_TAIL_S = 2.0        # `s: motion`: the motion's steps, then this long
+JUMP_MODE = 16
+JUMP_WAIT_S = 1.5    # s per jump step: motiond's jumps land 0.5-1 s after the robot's step ends
 
 
 def _motion_entry(cfg: Any, entry: dict[str, Any], motion_id: int, path: Path,
@@ -104,12 +106,14 @@ def _motion_entry(cfg: Any, entry: dict[str, Any], motion_id: int, path: Path,
     """One motion's row: the entry's checks with `own`'s on top (null drops
     a shared one); a first step of `s: motion` runs the motion's steps and
     MOTION_TAIL_S more (a file that does not load keeps 30 s: the row then
-    reports the refusal)."""
+    reports the refusal), and JUMP_WAIT_S more per jump (a jump's step waits
+    for its landing, longer than the robot's files allow it)."""
     first = {**entry["steps"][0], "gait_id": motion_id}
     if first.get("s") == "motion":
         try:
             blocks = load_motion(path, path.parent, 1000.0 / cfg.tick_hz)
-            first["s"] = sum(b.duration for b in blocks) * cfg.dt + MOTION_TAIL_S
+            jumps = sum(1 for b in blocks if b.mode == JUMP_MODE)
+            first["s"] = sum(b.duration for b in blocks) * cfg.dt + MOTION_TAIL_S + jumps * JUMP_WAIT_S
         except ValueError:
             first["s"] = 30.0
     return {**entry, "name": name, "steps": [first] + entry["steps"][1:],
