@@ -40,7 +40,7 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
     assert "refused" in rig.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("mode, gait", [(11, 49), (16, 2), (22, 2), (62, 70), (62, -3),
+@pytest.mark.parametrize("mode, gait", [(11, 49), (16, 8), (22, 2), (62, 70), (62, -3),
                                         (64, 1), (99, 1)])
 def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
     """Unknown modes, gaits without a script or definition (locomotion 49,
@@ -450,7 +450,7 @@ def test_a_first_packet_that_queues_nothing_leaves_the_robot_off(rig, first):
 def test_edamp_reports_3_even_after_a_refusal(standing):
     standing.send(3, 0, pos_des=[0, 0, 0.24])
     standing.run(20)
-    standing.send(16, 2)          # no such jump: refused, status 5
+    standing.send(16, 8)          # no such jump: refused, status 5
     standing.run(20)
     assert standing.last.switch_status == BAN_TRANS
     js = msgs.joint_state_t()

@@ -466,7 +466,7 @@ def test_off_leaves_a_jump_at_once(rig):
 
 # -- 5. unknown jump and force-jump ids ------------------------------------------------------------
 
-@pytest.mark.parametrize("mode, gait", [(16, 2), (22, 2), (16, 7), (22, 0)])
+@pytest.mark.parametrize("mode, gait", [(16, 8), (22, 2), (16, 7), (22, 0)])
 def test_an_unknown_jump_id_is_refused_and_nothing_moves(rig, mode, gait):
     rec = Recorder(rig)
     rec.step(5)
