@@ -532,3 +532,28 @@ def test_motionctl_script_waves_the_humanoid_arm_over_udpm(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(5)
         log.close()
+
+
+def test_official_client_flow_runs_modes_80_81_and_jumps_2_4_5_9(daemon):
+    """Issue 38, as an official client drives it over LCM: from a stand, each
+    of the modes and ids the reference runs and motiond used to refuse is
+    accepted (never switch_status 5) and reports what the SPEC says."""
+    _, client = daemon
+    stand(client)
+    refused = lambda r: r.switch_status == 5          # noqa: E731 - a predicate
+    for gait in (4, 2, 5, 9):
+        client.send(16, gait)
+        r = client.wait_for(lambda r, g=gait: r.mode == 16 and r.gait_id == g or refused(r), 4)
+        assert r.switch_status != 5, f"jump 16/{gait} refused"
+        client.wait_for(lambda r: r.mode == 16 and r.order_process_bar == 100, 6)
+        stand(client)
+    client.send(81, 0, vel_des=[0.0, 0.0, 0.3])
+    r = client.wait_for(lambda r: r.mode == 81 or refused(r), 2)
+    assert (r.mode, r.gait_id, r.switch_status, r.order_process_bar) == (81, 0, 0, 100)
+    client.hold(1.0)
+    stand(client)                                     # leaves after the yaw ramps down
+    client.send(80, 3)
+    r = client.wait_for(lambda r: r.mode == 80 or refused(r), 2)
+    assert (r.mode, r.gait_id) == (80, 3) and r.switch_status != 5
+    client.wait_for(lambda r: r.mode == 80 and r.order_process_bar == 100, 5)
+    stand(client)                                     # every exit of 80 is immediate

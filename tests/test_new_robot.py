@@ -94,11 +94,11 @@ def test_new_robot_writes_a_skeleton_that_loads_beside_the_shipped_configs(
     assert cfg.balance.derived_from == physics.resolve()
     assert cfg.balance.mass == pytest.approx(total_mass(load_figures(physics), 4, physics))
     # The skeleton has every key the shipped quadruped has, but the mode
-    # sections it leaves out (motions, scripts, the two-leg stand's) and the
-    # body model it derives.
+    # sections it leaves out (motions, scripts, the two-leg stand's, mode 80's
+    # defaults) and the body model it derives.
     shipped = yaml.safe_load(CYBERDOG.read_text())
     skeleton = yaml.safe_load(text)
-    left_out = {"motions", "scripts", "mass_model", "two_leg"}
+    left_out = {"motions", "scripts", "mass_model", "two_leg", "rl_reset"}
     assert set(shipped) - set(skeleton) == left_out
     assert set(shipped["balance"]) - set(skeleton["balance"]) == {"mass", "inertia", "com_offset"}
     for section in ("geometry", "poses", "locomotion", "estimator", "gains", "lcm"):

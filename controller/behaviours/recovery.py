@@ -158,6 +158,10 @@ class RecoveryStand(Behaviour):
     def _wants_side(self, ctx: TickContext) -> bool:
         return ctx.block.mode == self.mode and ctx.block.gait_id in LIE_SIDE_GAITS
 
+    def _goal_pose(self) -> np.ndarray:
+        """Where the plan ends: the stand (mode 80 ends crouched)."""
+        return self.robot.stand_pose()
+
     def _crouch_pose(self) -> np.ndarray:
         return self.robot.height_pose(CROUCH_HEIGHT)
 
@@ -220,7 +224,7 @@ class RecoveryStand(Behaviour):
                     stages += self._fold_stages(stages[-1].target)
                 else:
                     stages += self._fold_stages(q)
-            stand = self.robot.stand_pose()
+            stand = self._goal_pose()
             stages += [Stage(stand, STAND_TICKS), Stage(stand, STAND_SETTLE_TICKS, bar_after=99)]
         return stages
 

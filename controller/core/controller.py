@@ -42,6 +42,8 @@ from controller.behaviours.off import Off
 from controller.behaviours.pose import PoseCtrl
 from controller.behaviours.posture import QpStand
 from controller.behaviours.recovery import RecoveryStand
+from controller.behaviours.rl_rapid import RlRapid, rapid_gait
+from controller.behaviours.rl_reset import RlReset
 from controller.behaviours.scripted import ScriptedMode
 from controller.behaviours.two_leg import TwoLegStand
 from controller.core.biped_estimator import BipedEstimator
@@ -92,7 +94,7 @@ from controller.robot.native import Kernel, Payload
 # One behaviour per mode, per robot kind; a mode the kind lacks is refused.
 # Mode 11 only where the config has a locomotion (a gait generator or a walk).
 BEHAVIOURS: dict[str, tuple[type[Behaviour], ...]] = {
-    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl, Lifted),
+    "quadruped": (Off, Damper, RecoveryStand, PoseCtrl, QpStand, MotorCtrl, Lifted, RlReset),
     "humanoid": (Off, Damper, HumanoidStand, HumanoidPose),
 }
 BOTH_FEET = 0b11              # humanoid contact: bit0 right sole, bit1 left sole
@@ -195,7 +197,9 @@ class Controller:
         self.robot.planner = planner
         kinds = BEHAVIOURS[cfg.kind] + ((Locomotion,) if cfg.locomotion is not None else ()) \
             + ((BipedLocomotion,) if cfg.walk is not None else ()) \
-            + ((ForceJump,) if cfg.kind == "quadruped" and cfg.balance is not None else ())
+            + ((ForceJump,) if cfg.kind == "quadruped" and cfg.balance is not None else ()) \
+            + ((RlRapid,) if cfg.locomotion is not None and cfg.balance is not None
+               and rapid_gait(cfg.locomotion.gaits_dir, len(cfg.legs)) is not None else ())
         self.director = Director(cfg, self.kernel)
         self.fsm = Fsm(cfg.fsm, {b.mode: b(self.robot) for b in kinds} | self._scripted_modes())
         if cfg.fall is not None:

@@ -218,8 +218,8 @@ def load_gait(path: Path, legs: int) -> GaitDefinition:
     window = f.get("window", {"min": [0, 0, 0], "max": [0, 0, 0]} if stand else ...)
     if not isinstance(window, dict):
         raise f.fail("window", "expected {min: [vx, vy, wz], max: [vx, vy, wz]}")
-    wmin = f.numbers("window.min", 3, window.get("min"), -5.0, 5.0)
-    wmax = f.numbers("window.max", 3, window.get("max"), -5.0, 5.0)
+    wmin = f.numbers("window.min", 3, window.get("min"), -10.0, 10.0)
+    wmax = f.numbers("window.max", 3, window.get("max"), -10.0, 10.0)
     if np.any(wmin > 0) or np.any(wmax < 0):
         raise f.fail("window", "every axis must include zero (min <= 0 <= max)")
     accel_raw = f.get("accel", {})

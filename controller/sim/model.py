@@ -191,8 +191,11 @@ TERRAIN_WIDTH = 2.0         # m across the path (y), centred on the start
 RAMP_LENGTH = 4.0           # m along the incline
 TERRAIN_THICKNESS = 0.1     # m: a ramp is a tilted box this thick
 STEP_DEPTH = 4.0            # m: the step is a platform this long
+OBSTACLE = "obstacle"        # the mocap body of World.obstacle
+OBSTACLE_PARK = 10.0        # m to the side where it waits
+OBSTACLE_SOFTNESS = 0.05    # s: its contact's time constant (a hand, not a wall)
 PLATFORM_BACK = 2.0         # m behind the start: where a downhill row's start platform begins
-WORLD_KEYS = ("friction", "trunk_mass_scale", "slope", "step", "at")
+WORLD_KEYS = ("friction", "trunk_mass_scale", "slope", "step", "drop", "at", "obstacle")
 
 
 @dataclass(frozen=True)
@@ -207,12 +210,18 @@ class World:
     slope: a ramp at this many degrees (> 0 up, < 0 down) starting `at` m
     ahead of the start (+x); downhill, the robot starts on a platform as
     high as the ramp descends. step: a platform this high (m) from `at` on.
+    drop: the robot starts on a platform this high (m) that ends `at` m
+    ahead; the floor beyond (a stair down). obstacle: a fixed box in the
+    air, (x, y, z, half x, half y, half z) in m from the start on the floor
+    (a thing a swinging leg may hit).
     """
     friction: float | None = None
     trunk_mass_scale: float = 1.0
     slope: float = 0.0          # degrees
     step: float = 0.0           # m
+    drop: float = 0.0           # m
     at: float = 0.5             # m ahead of the start
+    obstacle: tuple[float, ...] = ()
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any] | None, where: str) -> World:
@@ -226,13 +235,18 @@ class World:
             world = cls(friction=None if friction is None else float(friction),
                         trunk_mass_scale=float(spec.get("trunk_mass_scale", d.trunk_mass_scale)),
                         slope=float(spec.get("slope", d.slope)), step=float(spec.get("step", d.step)),
-                        at=float(spec.get("at", d.at)))
+                        drop=float(spec.get("drop", d.drop)), at=float(spec.get("at", d.at)),
+                        obstacle=tuple(float(v) for v in spec.get("obstacle", d.obstacle)))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: world: {exc}") from exc
         if world.trunk_mass_scale <= 0 or (world.friction is not None and world.friction <= 0):
             raise ConfigError(f"{where}: world: friction and trunk_mass_scale must be positive")
-        if abs(world.slope) >= 45 or world.step < 0:
-            raise ConfigError(f"{where}: world: slope must be within ±45 degrees and step not negative")
+        if abs(world.slope) >= 45 or world.step < 0 or world.drop < 0:
+            raise ConfigError(f"{where}: world: slope must be within ±45 degrees, step and drop not negative")
+        if world.obstacle and (len(world.obstacle) != 6 or min(world.obstacle[3:]) <= 0):
+            raise ConfigError(f"{where}: world: obstacle is [x, y, z, half x, half y, half z], halves positive")
+        if world.drop and world.slope < 0:
+            raise ConfigError(f"{where}: world: a drop and a downhill slope both need the start platform")
         return world
 
     @property
@@ -246,12 +260,16 @@ class World:
         parts = [f"friction {self.friction:g}" if self.friction != d.friction else "",
                  f"trunk mass x{self.trunk_mass_scale:g}" if self.trunk_mass_scale != 1.0 else "",
                  f"slope {self.slope:g} deg" if self.slope else "",
-                 f"step {self.step:g} m" if self.step else ""]
+                 f"step {self.step:g} m" if self.step else "",
+                 f"drop {self.drop:g} m" if self.drop else "",
+                 "an obstacle" if self.obstacle else ""]
         return ", ".join(p for p in parts if p) or "unchanged"
 
     @property
     def start_height(self) -> float:
         """Height of the ground under the start (m): the downhill platform's."""
+        if self.drop:
+            return self.drop
         return RAMP_LENGTH * math.sin(math.radians(-self.slope)) if self.slope < 0 else 0.0
 
 
@@ -265,6 +283,12 @@ def world_model(xml: str, world: World) -> Any:
         for geom in [floor, *ground]:
             geom.friction = [world.friction, *list(geom.friction)[1:]]
             geom.priority = 1
+    if world.obstacle:
+        x, y, z, hx, hy, hz = world.obstacle
+        body = spec.worldbody.add_body(name=OBSTACLE, mocap=True, pos=[x, y + OBSTACLE_PARK, z])
+        body.add_geom(name="terrain_obstacle", type=mujoco.mjtGeom.mjGEOM_BOX, size=[hx, hy, hz],
+                      contype=floor.contype, conaffinity=floor.conaffinity, friction=list(floor.friction),
+                      rgba=[0.8, 0.3, 0.2, 1.0], priority=2, solref=[OBSTACLE_SOFTNESS, 1.0])
     if world.trunk_mass_scale != 1.0:
         trunk = spec.body("trunk")
         trunk.mass *= world.trunk_mass_scale
@@ -280,6 +304,10 @@ def terrain(world: World) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
     if world.step > 0:
         boxes.append(("terrain_step", np.array([world.at + STEP_DEPTH / 2, 0.0, world.step / 2]),
                       np.array([STEP_DEPTH / 2, half_w, world.step / 2]), 0.0))
+    if world.drop > 0:
+        length = world.at + PLATFORM_BACK
+        boxes.append(("terrain_platform", np.array([world.at - length / 2, 0.0, world.drop / 2]),
+                      np.array([length / 2, half_w, world.drop / 2]), 0.0))
     if world.slope != 0:
         theta = math.radians(world.slope)
         top = world.start_height

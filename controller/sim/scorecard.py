@@ -30,6 +30,7 @@ from controller.motion.motions import load_motion
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.motions import MotionsConfig
 from controller.robot.config.reader import load_yaml
+from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.mjcf import has_model
 from controller.sim.model import World
@@ -204,6 +205,12 @@ def _run(row: Row) -> None:
     motion = spec.get("motion")
     if motion is not None:
         cfg = _motion_config(cfg, motion)
+    if "rl_policy" in spec:
+        # A robot's own mode-80 policy file (relative to the repository root).
+        policy = (DATA_ROOT / spec["rl_policy"]).resolve()
+        if not policy.is_file():
+            raise ConfigError(f"{CARD}: {row.name}: rl_policy {policy} is not a file")
+        cfg = replace(cfg, rl_reset=replace(cfg.rl_reset, policy=policy))
     trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {row.name}"))
     if "start_rpy" in spec:
         pose = spec.get("start_pose", cfg.sim.get("start_pose", "fold"))
@@ -402,9 +409,17 @@ def target_height(cfg: Any, target: Any) -> float | None:
         return _figure(cfg, target, 0, "target")
     if target == "stand":
         return float(cfg.stand_height)
+    if target == "crouch":      # mode 80's recovered pose (config rl_reset.crouch)
+        return float(crouch_height(cfg))
     if target == "body":
         return float(cfg.locomotion.body_height) if cfg.locomotion else float(cfg.stand_height)
     return None if target is None else float(target)
+
+
+def crouch_height(cfg: Any) -> float:
+    """Body origin over flat ground in mode 80's crouch (config rl_reset.crouch)."""
+    q = np.tile(cfg.rl_reset.crouch, len(cfg.legs)).reshape(-1, 3)
+    return QuadrupedKinematics(cfg.geometry).body_height(q)
 
 
 def trunk_geoms(trial: Trial) -> frozenset[str]:
@@ -474,6 +489,9 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     upright = tilt < STAND_TOLERANCE[1]
     reached = np.flatnonzero(height_ok & upright & ~other)
     m["time_to_stand"] = float(reached[0] * dt) if len(reached) else math.inf
+    if goal is not None:
+        at_goal = np.flatnonzero((np.abs(pos[:, 2] - goal) <= STAND_TOLERANCE[0]) & upright & ~other)
+        m["time_to_target"] = float(at_goal[0] * dt) if len(at_goal) else math.inf
     # A getup: from the script request to the stand (as time_to_stand).
     if marks is not None and marks.script is not None:
         after = reached[reached >= marks.script - start]

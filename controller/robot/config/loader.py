@@ -23,6 +23,7 @@ from controller.robot.config.priorities import DEFAULT_PRIORITIES, load_prioriti
 from controller.robot.config.quadruped import Geometry, load_quadruped
 from controller.robot.config.reader import ConfigError, Reader, load_yaml
 from controller.robot.config.realtime import RealtimeConfig, load_realtime
+from controller.robot.config.rl import RlResetConfig, load_rl_reset
 from controller.robot.config.safety import SafetyConfig, load_safety
 from controller.robot.config.scripts import ScriptsConfig, load_scripts
 from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains, TwoLegPlan
@@ -75,6 +76,7 @@ class Config:
     balance: BalanceConfig | None = None   # quadruped closed-loop mode 11 (the MPC); None: open loop
     mass_model: MassModel | None = None    # quadruped: where the mass sits (mode 64's balance)
     two_leg: TwoLegConfig = field(default_factory=lambda: TwoLegConfig(TwoLegPlan(), TwoLegGains()))
+    rl_reset: RlResetConfig = field(default_factory=RlResetConfig)   # quadruped mode 80
     # The robot's own joint convention on the wire (`joint_map`); None: the
     # controller's own (the identity map, filled in here).
     joint_map: JointMap = None  # type: ignore[assignment]
@@ -137,6 +139,7 @@ def load_config(path: str | Path | None = None) -> Config:
         priorities=load_priorities(r),
         realtime=load_realtime(r),
         joint_map=load_joint_map(r, body["joint_names"], joint_types),
+        rl_reset=load_rl_reset(r, path, body["legs"]) if kind == "quadruped" else RlResetConfig(),
         **body,
     )
 
