@@ -41,10 +41,10 @@ def test_off_to_pose_is_refused_with_ban_trans(rig):
 
 
 @pytest.mark.parametrize("mode, gait", [(11, 49), (16, 8), (22, 2), (62, 70), (62, -3),
-                                        (64, 1), (99, 1)])
+                                        (64, 15), (99, 1)])
 def test_refused_modes_and_gaits_leave_the_robot_where_it_is(standing, mode, gait):
     """Unknown modes, gaits without a script or definition (locomotion 49,
-    jump 2, force jump 2, two-leg 1, motion 70 refused by the config, a
+    jump 8, force jump 2, two-leg 15, motion 70 refused by the config, a
     negative motion id): status 5 and no motion. (An unmapped motion id plays
     the all-in-one: tests/test_motions.py. Gait 110
     before any upload runs the on-disk default: tests/test_user_gait_files.py.)"""

@@ -22,7 +22,7 @@ from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
 from controller.sim.bridge import WireBridge
 from controller.sim.mjcf import robot_mjcf
-from controller.sim.model import World, world_model
+from controller.sim.model import OBSTACLE, OBSTACLE_PARK, World, world_model
 from controller.sim.own_model import model_joints
 from controller.sim.sensors import Reading, SensorConfig, Sensors
 
@@ -90,6 +90,15 @@ class PhysicsRobot:
         self.acc_adr = self.model.sensor_adr[self.model.sensor("imu_acc").id]
         self.sensors = Sensors(SensorConfig.from_sim(cfg.sim, cfg.path), cfg.dt)
         self._measure()
+
+    def place_obstacle(self, there: bool = True) -> None:
+        """Put the world's obstacle (World.obstacle) where it belongs, now (a
+        hand held into the robot's way), or (`there` False) take it away."""
+        if not self.world.obstacle:
+            raise ValueError("this world has no obstacle")
+        body = self.model.body(OBSTACLE)
+        x, y, z = self.world.obstacle[:3]
+        self.data.mocap_pos[body.mocapid[0]] = (x, y if there else y + OBSTACLE_PARK, z)
 
     def place(self, q: np.ndarray, rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
         """Start over: joints at q, the base at roll/pitch/yaw `rpy` (e.g.

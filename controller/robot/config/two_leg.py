@@ -75,6 +75,7 @@ class TwoLegPlan:
     lose_x: float = 0.10             # centre of mass this far off the feet: the balance lost it
     lose_pitch: float = 0.7          # trunk this far off its reference: lost
     pitch_integral: float = 0.008    # m per rad s: slow correction of the centre of mass model
+    joint_friction: float = 0.246    # N m: a joint's dry friction (gestures 6 and 7 feel past it)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ PLAN_KEYS: dict[str, tuple[float, float]] = {
     "wave_hz": (0.1, 5.0), "reach_s": (0.1, 10.0), "land_s": (0.3, 10.0), "lean_s": (0.1, 10.0),
     "lean": (0.0, 0.1), "stand_s": (0.1, 10.0), "tuck": (-3.2, 3.2), "rear_kd": (0.0, 10.0),
     "lose_x": (0.01, 0.5), "lose_pitch": (0.1, 1.5), "pitch_integral": (0.0, 1.0),
+    "joint_friction": (0.0, 5.0),
 }
 BALANCE_KEYS: dict[str, tuple[float, float]] = {
     "q_x": (0.0001, 1.0), "q_pitch": (0.001, 3.0), "q_vx": (0.001, 10.0),
