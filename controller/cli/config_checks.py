@@ -28,6 +28,7 @@ import yaml
 
 from controller.behaviours.locomotion import LIMIT_MARGIN as WALK_MARGIN
 from controller.behaviours.pose import LIMIT_MARGIN as POSE_MARGIN
+from controller.behaviours.rl_rapid import RAPID_DIR, rapid_gait
 from controller.motion.gait import CROSS_COUPLING
 from controller.motion.gait_table import SEGMENT_MS, GaitDefinition, GaitError, load_gaits
 from controller.robot.config import Config, ConfigError, Geometry
@@ -172,14 +173,20 @@ def gaits(cfg: Config, kin: QuadrupedKinematics) -> list[str]:
     segment = max(1, round(SEGMENT_MS / 1000.0 * cfg.tick_hz)) / cfg.tick_hz
     nominal = kin.stance_feet(loco.body_height, loco.com_x)[:, :2]
     out = []
-    for gait in sorted(table.values(), key=lambda g: g.id):
+    try:
+        spin = rapid_gait(loco.gaits_dir, len(cfg.legs))
+    except (GaitError, ValueError) as exc:
+        out.append(f"locomotion.gaits: {RAPID_DIR}/: {exc} (mode 81 will not start)")
+        spin = None
+    for gait in sorted(table.values(), key=lambda g: g.id) + ([spin] if spin is not None else []):
         if gait.stand:
             continue
-        timing = _timing(gait, table)
+        timing = gait if gait is spin else _timing(gait, table)
         stance = float(timing.stance_segments().max()) * segment
         swing = float(np.min(timing.run_length[~timing.contact])) * segment if (~timing.contact).any() else 0.0
         top = np.maximum(-gait.window_min, gait.window_max)    # vx, vy, wz
-        name = f"gait {gait.id} ({gait.name}, {Path(gait.source).name})"
+        name = (f"mode 81's spin ({gait.name}, {RAPID_DIR}/{Path(gait.source).name})" if gait is spin
+                else f"gait {gait.id} ({gait.name}, {Path(gait.source).name})")
         via = f" (the timing of gait {timing.id})" if timing is not gait else ""
         # The stride at the window's top speed on each axis, as the generator measures it.
         radius = float(np.max(np.hypot(nominal[:, 1] / rx, nominal[:, 0] / ry)))  # a turn's stride, ellipse units
