@@ -252,7 +252,15 @@ class TwoLegStand(Behaviour):
         # the measurement, so rear_kd damps only their tick-to-tick jitter.
         q = ctx.q.copy()
         q[:6] = front
-        self._stream(ctx, self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q))
+        q = self.robot.inside_limits(q, LIMIT_MARGIN, ctx.q)
+        # A torque-controlled joint's target drives nothing: it follows the
+        # measurement however fast a shove swings the leg, its velocity
+        # feed-forward held to the joint's limit (the kernel would clamp both,
+        # and flag a target nobody tracks).
+        self.kernel.pos[6:] = q[6:]
+        reach = 0.999 * self.cfg.v_max[6:] * self.robot.dt   # just inside: the kernel flags the limit itself
+        self.q_prev[6:] = q[6:] - np.clip(q[6:] - self.q_prev[6:], -reach, reach)
+        self._stream(ctx, q)
         if abs(bal.x - x_ref - self.x_trim) > p.lose_x or abs(bal.pitch - pitch_ref.value) > p.lose_pitch \
                 or -bal.pitch > PAST_VERTICAL:
             self._fail(ctx, f"lost the balance in {self.stage}: centre of mass {bal.x:+.3f} m "
