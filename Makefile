@@ -71,8 +71,10 @@ physics: build
 
 # The README's GIF: CyberDog 2 in physics (stand, trot, a motion, lie down),
 # recorded in process and drawn by `motionctl render` into docs/motiond.gif.
+# The motion is the robot's own hi-five file when ../shared/peers holds it
+# (ARGS="--robot-files DIR" names another folder), else motiond's own.
 gif: build
-	$(PY) tests/bench/readme_gif.py
+	$(PY) tests/bench/readme_gif.py $(ARGS)
 
 # Ten minutes of random commands with faults injected (docs/RELIABILITY.md):
 # RSS, lateness and the daemon's log judged at the end; bench/soak.json.
