@@ -43,9 +43,10 @@ spy: build
 	$(VENV)/bin/motionctl spy $(ARGS)
 
 # Every test that opens a udpm:// socket must stay off the host network: the
-# whole suite runs inside a fresh network namespace (tests/netns.sh).
+# whole suite runs inside a fresh network namespace (tests/netns.sh). The 25
+# slowest tests are listed at the end, to keep the suite's time in view.
 test: build wheelhouse
-	tests/netns.sh $(PY) -m pytest -q $(ARGS)
+	tests/netns.sh $(PY) -m pytest -q --durations=25 $(ARGS)
 
 # Lint and types over controller/ and tests/ (settings in pyproject.toml);
 # CI runs it before `make test`.

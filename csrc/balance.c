@@ -91,5 +91,14 @@ int32_t mk_balance_torques(mk_balance *b)
     const double ux = b->x[3], uy = b->x[4], cy = b->cos_yaw, sy = b->sin_yaw;
     b->placement[0] = b->placement_gain * (cy * ux + sy * uy - b->v[0]);
     b->placement[1] = b->placement_gain * (-sy * ux + cy * uy - b->v[1]);
+    /* ... and, in a motion gait, from where the centre of mass is against the
+     * reference: a body ahead of its reference lands its feet further ahead,
+     * which stops it. */
+    if (b->position_gain > 0.0) {
+        const double ex = b->com[0] - b->p_des[0], ey = b->com[1] - b->p_des[1];
+        const double g = b->position_gain, reach = b->position_reach;
+        b->placement[0] += mk_clamp(g * (cy * ex + sy * ey), -reach, reach);
+        b->placement[1] += mk_clamp(g * (-sy * ex + cy * ey), -reach, reach);
+    }
     return b->plan_forces == NULL;
 }

@@ -129,6 +129,8 @@ ffibuilder.cdef(
     typedef struct {
         int32_t legs;
         double dt, yaw_slack, position_slack, foot_radius, placement_gain;
+        double position_gain;
+        double position_reach;
         double weight;
         const double *com_offset;
         const double *torque_limit;

@@ -251,6 +251,8 @@ double mk_gait_stride_ratio(const mk_gait *g, const double *half, const double *
 typedef struct {
     int32_t legs;
     double dt, yaw_slack, position_slack, foot_radius, placement_gain;
+    double position_gain;        /* landing moves by this x (com - p_des), level heading frame */
+    double position_reach;       /* m: that move's largest size */
     double weight;               /* N: the body's weight, the fallback's to share */
     const double *com_offset;    /* 3, body frame */
     const double *torque_limit;  /* 3 legs, N m */

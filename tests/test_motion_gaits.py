@@ -15,6 +15,7 @@ from controller.motion.gait_table import GaitError, load_gaits
 from controller.motion.motion_gaits import RULES, MotionGaitShaper
 from controller.robot.config import Geometry, LocomotionConfig, load_config
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.trial import Trial
 
 CFG = load_config()
 _loco = CFG.locomotion
@@ -149,3 +150,19 @@ def test_the_controller_runs_motion_gaits_instead_of_refusing(gait_id: int, repo
     if gait_id in (54, 101):        # no case of its own: trot in-out's timing, no offsets
         assert loco.gen.gait is not None and (loco.gen.gait.contact == GAITS[56].contact).all()
         assert not loco.shaper.shape.offsets.any()
+
+
+def test_trot_pitch_at_zero_command_stays_where_it_stood_on_ground_truth() -> None:
+    """Gait 57 asks for no travel: its feet land 5 cm fore and aft and the
+    body nods. With the motion gaits' position hold (balance.position_gain)
+    the body ends within 6 cm of where it stood after 4 s, judged on the
+    simulator's truth; without it it crept back 10 cm (docs/LOCOMOTION.md)."""
+    trial = Trial(load_config())
+    trial.send(12)
+    trial.run(3.0)
+    start = trial.robot.truth().position.copy()
+    trial.send(11, 57)
+    trial.run(4.0)
+    assert trial.trace.mode[-1] == 11 and trial.trace.switch_status[-1] != 5
+    drift = trial.robot.truth().position[:2] - start[:2]
+    assert np.hypot(*drift) < 0.06, drift

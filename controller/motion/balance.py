@@ -19,7 +19,11 @@ position and velocity from the Kalman filter; never the simulator's truth):
   share the weight;
 - the swing feet land further along the error between the estimated and the
   commanded velocity (placement_gain), on top of the generator's Raibert
-  rule.
+  rule; in a motion gait (ids >= 50: a dance that should stay on its steps'
+  path) also along the centre of mass's lead on the reference
+  (position_gain, at most position_reach per axis), unless the gait pronks (lifts
+  and lands all four feet at once: there a moved landing drove the body
+  rather than stopped it).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from typing import Protocol
 import numpy as np
 
 from controller.motion.gait import GaitGenerator
+from controller.motion.gait_table import GaitDefinition
 from controller.motion.mpc import GRAVITY
 from controller.motion.planner import Planner
 from controller.robot.config.balance import BalanceConfig
@@ -37,6 +42,7 @@ from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import double_ptr, ffi, lib
 
 YAW_SLACK = 0.1          # rad the reference yaw may lead the measured one
+FIRST_MOTION_GAIT = 50   # motion gaits (and user gaits) hold their station (position_gain)
 
 
 class BodyEstimate(Protocol):
@@ -55,6 +61,12 @@ class BodyEstimate(Protocol):
 
     @property
     def velocity(self) -> np.ndarray: ...   # world frame
+
+
+def pronks(contact: np.ndarray) -> bool:
+    """Whether a contact table (segments, legs) moves every leg in unison:
+    all four feet lift and land together, whatever else happens."""
+    return bool((contact == contact[:, :1]).all())
 
 
 def _wrap(a: float) -> float:
@@ -99,9 +111,12 @@ class BalanceController:
         self._native = ffi.new("mk_balance *", {
             "legs": legs, "dt": dt, "yaw_slack": YAW_SLACK, "position_slack": c.position_slack,
             "foot_radius": kin.foot_radius, "placement_gain": c.placement_gain,
+            "position_gain": 0.0, "position_reach": c.position_reach,
             "weight": c.mass * GRAVITY, "down": ffi.cast("uint8_t *", ffi.from_buffer(self._down)),
             **{name: double_ptr(a) for name, a in arrays.items()}})
         self._bound: tuple[object, object] | None = None
+        self._hold_key: tuple[GaitDefinition | None, GaitDefinition | None] = (None, None)
+        self._hold_gain = 0.0
 
     @property
     def yaw_des(self) -> float:
@@ -137,6 +152,7 @@ class BalanceController:
             self._bind(body, gen)
         b = self._native
         b.height = gen.height
+        b.position_gain = self._position_gain(gen.gait, gen.timing)
         lib.mk_balance_reference(b)
         if not self.submitted or gen.phase % self.step_ticks == 0:
             # The request is packed and sent once the joint command is out
@@ -153,6 +169,16 @@ class BalanceController:
                 b.plan_forces = ffi.cast("double *", ffi.from_buffer(plan)) + k * 3 * self.legs
         self.fallbacks += lib.mk_balance_torques(b)
         return self.tau
+
+    def _position_gain(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> float:
+        """position_gain in a motion gait that does not pronk, else 0 (cached
+        per gait and timing)."""
+        held = self._hold_key
+        if held[0] is not gait or held[1] is not timing:
+            self._hold_key = (gait, timing)
+            self._hold_gain = (self.c.position_gain if gait is not None and gait.id >= FIRST_MOTION_GAIT
+                               and not (timing is not None and pronks(timing.contact)) else 0.0)
+        return self._hold_gain
 
     def submit_due(self) -> None:
         """The MPC request tick() left for after the joint command: the state,

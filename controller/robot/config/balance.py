@@ -37,6 +37,8 @@ class BalanceConfig:
     stance_kp: np.ndarray         # (3,) per joint type: soft joint gains on stance legs
     stance_kd: np.ndarray
     placement_gain: float         # s: landing point moves by this x (v_est - v_cmd)
+    position_gain: float = 0.0    # landing point moves by this x (com - reference), ...
+    position_reach: float = 0.03  # ... at most this far (m)
     derived: tuple[str, ...] = ()     # body keys taken from the physics figures ...
     derived_from: Path | None = None  # ... in this file
 
@@ -66,6 +68,8 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
         stance_kp=b.vector("stance_kp", 3),
         stance_kd=b.vector("stance_kd", 3),
         placement_gain=b.number("placement_gain", 0.0, 1.0, 0.1),
+        position_gain=b.number("position_gain", 0.0, 2.0, 0.0),
+        position_reach=b.number("position_reach", 0.0, 0.1, 0.03),
         derived=missing,
         derived_from=figures.source if figures is not None else None,
     )
