@@ -72,8 +72,8 @@ physics: build
 
 # The README's GIF: CyberDog 2 in physics (stand, trot, a motion, lie down),
 # recorded in process and drawn by `motionctl render` into docs/motiond.gif.
-# The motion is the robot's own hi-five file when ../shared/peers holds it
-# (ARGS="--robot-files DIR" names another folder), else motiond's own.
+# The motion is the robot's own hi-five file from a folder of the robot's
+# motion files (ARGS="--robot-files DIR"), else motiond's own.
 gif: build
 	$(PY) tests/bench/readme_gif.py $(ARGS)
 

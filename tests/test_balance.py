@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from harness import Rig
 
-from controller.behaviours.locomotion import Locomotion, load_motion_gaits
+from controller.behaviours.locomotion import Locomotion
+from controller.behaviours.rl_rapid import RlRapid
 from controller.core.controller import Controller
 from controller.motion.balance import BalanceController
-from controller.motion.gait_table import load_gaits
 from controller.motion.mpc import GRAVITY, ConvexMpc
 from controller.motion.planner import InlinePlanner, Planner, ReplayPlanner
 from controller.robot.config import load_config
@@ -145,8 +145,7 @@ def _body_and_gen(rng: np.random.Generator) -> tuple[Any, Any]:
     gen = SimpleNamespace(v=np.array([0.5, -0.1, 0.3]), height=0.25, phase=1, pitch=0.0,
                           swinging=np.array([False, True, True, False]),
                           swing_tick=np.array([0, 5, 3, 0], dtype=np.int64),
-                          swing_ticks=np.array([1, 40, 40, 1], dtype=np.int64), feedback=np.zeros(2),
-                          gait=None, timing=None)
+                          swing_ticks=np.array([1, 40, 40, 1], dtype=np.int64), feedback=np.zeros(2))
     return body, gen
 
 
@@ -185,15 +184,11 @@ def test_the_stance_torques_are_the_plans_forces_through_the_leg_jacobians_withi
     assert bal.fallbacks == 2
 
 
-def test_a_motion_gait_lands_its_feet_against_the_bodys_lead_on_its_reference() -> None:
-    """position_gain: in a motion gait the landing also moves by
+def test_holding_station_lands_the_feet_against_the_bodys_lead_on_its_reference() -> None:
+    """position_gain: while `hold` is set the landing also moves by
     position_gain x (com - p_des), heading frame, each axis within
-    position_reach, the special trot's flight between its pairs included;
-    the trot and the special pronk (all four feet up at once) keep the
-    velocity term only."""
-    assert CFG.locomotion is not None and BAL.position_gain > 0.0
-    gaits = load_gaits(CFG.locomotion.gaits_dir, 4, CFG.locomotion.windows)
-    motion = load_motion_gaits(CFG.locomotion.gaits_dir, 4, gaits)
+    position_reach; without it only the velocity term moves it."""
+    assert BAL.position_gain > 0.0
     rng = np.random.default_rng(11)
     body, gen = _body_and_gen(rng)
     bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, _HeldPlan(ConvexMpc(BAL, 4)), np.full(12, 30.0),
@@ -203,15 +198,35 @@ def test_a_motion_gait_lands_its_feet_against_the_bodys_lead_on_its_reference() 
     heading = np.array([[np.cos(yaw), np.sin(yaw)], [-np.sin(yaw), np.cos(yaw)]])
     com = body.position + body.rot @ np.asarray(BAL.com_offset)
     velocity_term = BAL.placement_gain * (heading @ body.velocity[:2] - gen.v[:2])
-    cases = ((gaits[3], False), (motion[50], False), (motion[57], True), (gaits[9], False), (motion[51], True))
-    for gait, held in cases:
-        gen.gait = gen.timing = gait
+    for hold in (False, True, False):
+        bal.hold = hold
         for tick in range(1, 300):          # the estimate stands still: the reference leads it
             bal.tick(tick, body, gen)
         lead = heading @ (com[:2] - bal.p_des[:2])
         assert np.abs(lead).max() > 0.05     # a lead the reach clips
-        hold = np.clip(BAL.position_gain * lead, -BAL.position_reach, BAL.position_reach) if held else 0.0
-        assert np.allclose(gen.feedback, velocity_term + hold, rtol=0, atol=1e-12), gait.name
+        moved = np.clip(BAL.position_gain * lead, -BAL.position_reach, BAL.position_reach) if hold else 0.0
+        assert np.allclose(gen.feedback, velocity_term + moved, rtol=0, atol=1e-12), hold
+
+
+def test_the_motion_and_user_gaits_hold_their_station_but_pronks_and_other_gaits_do_not() -> None:
+    """Locomotion.holds_station: the motion gaits (the special trot's flight
+    between its pairs included, an id without a case of its own too) and the
+    user gaits hold; the trots, the special pronk, a user gait that pronks and
+    mode 81's spin (id 81, a user-gait id) do not."""
+    rig = Rig(sim="joint")
+    loco = rig.ctl.fsm.behaviours[11]
+    spin = rig.ctl.fsm.behaviours[81]
+    assert isinstance(loco, Locomotion) and isinstance(spin, RlRapid)
+    def holds(owner: Locomotion, gait: Any) -> bool:
+        return owner.holds_station(gait, gait)
+    for gait_id, want in ((3, False), (9, False), (50, False), (57, True), (51, True), (54, True)):
+        gait = loco.gait(gait_id)
+        assert gait is not None and holds(loco, gait) == want, gait_id
+    user = {g.id: g for g in loco.user_gaits.values()}
+    assert {80, 87, 90} <= set(user)
+    assert holds(loco, user[90]) and holds(loco, user[80])
+    assert user[87].in_unison() and not holds(loco, user[87])
+    assert spin.spin.id == 81 and not spin.spin.in_unison() and not holds(spin, spin.spin)
 
 
 def test_the_reference_follows_the_command_within_its_slack_of_the_estimate() -> None:

@@ -96,6 +96,7 @@ class Locomotion(Behaviour):
             self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop
+        self._held: tuple[GaitDefinition | None, GaitDefinition | None, bool] = (None, None, False)
         self._user_cmd: GaitCommand | None = None
         self._block_cmd: tuple[Block, GaitCommand] | None = None   # the last block's command
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
@@ -234,7 +235,22 @@ class Locomotion(Behaviour):
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
+        self.balance.hold = self.holds_station(gen.gait, gen.timing)
         self.balance.tick(ctx.tick, ctx.body, gen)     # into kernel.tau_ff and gen.feedback
+
+    def holds_station(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> bool:
+        """Whether the closed loop also lands the feet against the body's lead
+        on its reference (balance.position_gain): in the motion gaits and the
+        user gaits, dances that should end where their steps say, but not in
+        one whose timetable moves every leg in unison (a pronk: there a moved
+        landing drove the body rather than stopped it). Kept per gait and
+        timing (compared by identity)."""
+        held = self._held
+        if held[0] is not gait or held[1] is not timing:
+            holds = gait is not None and timing is not None and not timing.in_unison() and (
+                self.motion_gait(gait.id) or self.user_gaits.get(gait.id) is gait)
+            self._held = held = (gait, timing, holds)
+        return held[2]
 
     def exit(self) -> None:
         self.kernel.tau_ff[:] = 0.0

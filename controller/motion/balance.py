@@ -19,11 +19,9 @@ position and velocity from the Kalman filter; never the simulator's truth):
   share the weight;
 - the swing feet land further along the error between the estimated and the
   commanded velocity (placement_gain), on top of the generator's Raibert
-  rule; in a motion gait (ids >= 50: a dance that should stay on its steps'
-  path) also along the centre of mass's lead on the reference
-  (position_gain, at most position_reach per axis), unless the gait pronks (lifts
-  and lands all four feet at once: there a moved landing drove the body
-  rather than stopped it).
+  rule; while `hold` is set (the locomotion sets it for the gaits that
+  should stay on their steps' path) also along the centre of mass's lead
+  on the reference (position_gain, at most position_reach per axis).
 """
 from __future__ import annotations
 
@@ -34,7 +32,6 @@ from typing import Protocol
 import numpy as np
 
 from controller.motion.gait import GaitGenerator
-from controller.motion.gait_table import GaitDefinition
 from controller.motion.mpc import GRAVITY
 from controller.motion.planner import Planner
 from controller.robot.config.balance import BalanceConfig
@@ -42,7 +39,6 @@ from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import double_ptr, ffi, lib
 
 YAW_SLACK = 0.1          # rad the reference yaw may lead the measured one
-FIRST_MOTION_GAIT = 50   # motion gaits (and user gaits) hold their station (position_gain)
 
 
 class BodyEstimate(Protocol):
@@ -61,12 +57,6 @@ class BodyEstimate(Protocol):
 
     @property
     def velocity(self) -> np.ndarray: ...   # world frame
-
-
-def pronks(contact: np.ndarray) -> bool:
-    """Whether a contact table (segments, legs) moves every leg in unison:
-    all four feet lift and land together, whatever else happens."""
-    return bool((contact == contact[:, :1]).all())
 
 
 def _wrap(a: float) -> float:
@@ -115,8 +105,7 @@ class BalanceController:
             "weight": c.mass * GRAVITY, "down": ffi.cast("uint8_t *", ffi.from_buffer(self._down)),
             **{name: double_ptr(a) for name, a in arrays.items()}})
         self._bound: tuple[object, object] | None = None
-        self._hold_key: tuple[GaitDefinition | None, GaitDefinition | None] = (None, None)
-        self._hold_gain = 0.0
+        self.hold = False                     # landings also answer the position's lead (position_gain)
 
     @property
     def yaw_des(self) -> float:
@@ -152,7 +141,7 @@ class BalanceController:
             self._bind(body, gen)
         b = self._native
         b.height = gen.height
-        b.position_gain = self._position_gain(gen.gait, gen.timing)
+        b.position_gain = self.c.position_gain if self.hold else 0.0
         lib.mk_balance_reference(b)
         if not self.submitted or gen.phase % self.step_ticks == 0:
             # The request is packed and sent once the joint command is out
@@ -169,16 +158,6 @@ class BalanceController:
                 b.plan_forces = ffi.cast("double *", ffi.from_buffer(plan)) + k * 3 * self.legs
         self.fallbacks += lib.mk_balance_torques(b)
         return self.tau
-
-    def _position_gain(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> float:
-        """position_gain in a motion gait that does not pronk, else 0 (cached
-        per gait and timing)."""
-        held = self._hold_key
-        if held[0] is not gait or held[1] is not timing:
-            self._hold_key = (gait, timing)
-            self._hold_gain = (self.c.position_gain if gait is not None and gait.id >= FIRST_MOTION_GAIT
-                               and not (timing is not None and pronks(timing.contact)) else 0.0)
-        return self._hold_gain
 
     def submit_due(self) -> None:
         """The MPC request tick() left for after the joint command: the state,

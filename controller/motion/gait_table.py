@@ -78,6 +78,11 @@ class GaitDefinition:
         """Fraction of the cycle each leg is in stance."""
         return self.contact.mean(axis=0)
 
+    def in_unison(self) -> bool:
+        """Every leg on the same timetable: all feet lift and land together
+        (a pronk, or a stand)."""
+        return bool((self.contact == self.contact[:, :1]).all())
+
     def stance_segments(self) -> np.ndarray:
         """Per leg, the mean length of a stance run, in segments."""
         runs = np.sum(self.contact & (self.run_start == 0), axis=0)
