@@ -209,24 +209,62 @@ def test_holding_station_lands_the_feet_against_the_bodys_lead_on_its_reference(
 
 
 def test_the_motion_and_user_gaits_hold_their_station_but_pronks_and_other_gaits_do_not() -> None:
-    """Locomotion.holds_station: the motion gaits (the special trot's flight
+    """Locomotion.motion_family: the motion gaits (the special trot's flight
     between its pairs included, an id without a case of its own too) and the
-    user gaits hold; the trots, the special pronk, a user gait that pronks and
-    mode 81's spin (id 81, a user-gait id) do not."""
+    user gaits are of the family and hold; the special pronk and a user gait
+    that pronks are of it but do not hold; the trots and mode 81's spin (id
+    81, a user-gait id) are neither."""
     rig = Rig(sim="joint")
     loco = rig.ctl.fsm.behaviours[11]
     spin = rig.ctl.fsm.behaviours[81]
     assert isinstance(loco, Locomotion) and isinstance(spin, RlRapid)
-    def holds(owner: Locomotion, gait: Any) -> bool:
-        return owner.holds_station(gait, gait)
-    for gait_id, want in ((3, False), (9, False), (50, False), (57, True), (51, True), (54, True)):
+    def family(owner: Locomotion, gait: Any) -> tuple[bool, bool]:
+        return owner.motion_family(gait, gait)
+    for gait_id, want in ((3, (False, False)), (9, (False, False)), (50, (True, False)),
+                          (57, (True, True)), (51, (True, True)), (54, (True, True))):
         gait = loco.gait(gait_id)
-        assert gait is not None and holds(loco, gait) == want, gait_id
+        assert gait is not None and family(loco, gait) == want, gait_id
     user = {g.id: g for g in loco.user_gaits.values()}
     assert {80, 87, 90} <= set(user)
-    assert holds(loco, user[90]) and holds(loco, user[80])
-    assert user[87].in_unison() and not holds(loco, user[87])
-    assert spin.spin.id == 81 and not spin.spin.in_unison() and not holds(spin, spin.spin)
+    assert family(loco, user[90]) == family(loco, user[80]) == (True, True)
+    assert user[87].in_unison() and family(loco, user[87]) == (True, False)
+    assert spin.spin.id == 81 and not spin.spin.in_unison() and family(spin, spin.spin) == (False, False)
+
+
+def test_the_motion_gaits_weigh_the_mpc_with_their_own_weights() -> None:
+    """A request names its weight set: the motion gaits' own (balance.
+    motion_weights: CyberDog 2 weighs position and yaw more in its dances)
+    or the weights; a config without motion_weights solves both alike. The
+    balance marks its requests with the set its `motion` flag names."""
+    from dataclasses import replace
+    assert BAL.motion_weights is not None and BAL.motion_weights[3] > BAL.weights[3]
+    mpc = ConvexMpc(BAL, 4)
+    req = request(mpc)
+    req[mpc.layout.x0][3] = 0.05                       # 5 cm ahead of where it should be
+    pull = {}
+    for weight_set in (0.0, 1.0):
+        req[mpc.layout.weight_set] = weight_set
+        pull[weight_set] = forces(mpc.solve(req), mpc)[0, :, 0].sum()
+    assert pull[0.0] < 0.0 and pull[1.0] < 3.0 * pull[0.0]   # pulled back, much harder
+    plain = ConvexMpc(replace(BAL, motion_weights=None), 4)
+    both = [forces(plain.solve(np.concatenate([req[:-1], [w]])), plain).copy() for w in (0.0, 1.0)]
+    assert np.array_equal(both[0], both[1]) and both[0][0, :, 0].sum() == pytest.approx(pull[0.0])
+
+    sent: list[np.ndarray] = []
+    class _Seen(_HeldPlan):
+        def submit(self, tick: int, request: np.ndarray) -> None:
+            sent.append(request.copy())
+    body, gen = _body_and_gen(np.random.default_rng(5))
+    loco = Rig(sim="joint").ctl.fsm.behaviours[11]
+    assert isinstance(loco, Locomotion)
+    gen.timing, gen.segment_ticks = loco.gait(3), 15
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, _Seen(mpc), np.full(12, 30.0), np.zeros(12), [])
+    for tick, motion in ((1, False), (2, True)):
+        bal.motion = motion
+        bal.reset()
+        bal.tick(tick, body, gen)
+        bal.submit_due()
+    assert [r[mpc.layout.weight_set] for r in sent] == [0.0, 1.0]
 
 
 def test_the_reference_follows_the_command_within_its_slack_of_the_estimate() -> None:
@@ -375,3 +413,29 @@ def test_the_mpc_request_goes_out_after_the_joint_command_of_its_tick() -> None:
     for i in requests:
         assert events[i - 1] == ("joint_cmd", events[i][1])   # right after its own tick's
     assert not ctl.robot.deferred
+
+
+def test_motion_weights_are_twelve_weights_that_are_not_negative() -> None:
+    """balance.motion_weights: left out, the motion gaits weigh as the rest;
+    a negative or missing weight is refused with the key's name."""
+    import yaml
+
+    from controller.robot.config import ConfigError
+    from controller.robot.config.balance import load_balance
+    from controller.robot.config.reader import Reader
+    from controller.robot.resources import DATA_ROOT
+    path = DATA_ROOT / "config" / "cyberdog2.yaml"
+    section = yaml.safe_load(path.read_text())["balance"]
+
+    def loaded(**change: Any) -> BalanceConfig | None:
+        data = {"balance": {**section, **change}}
+        data["balance"] = {k: v for k, v in data["balance"].items() if v is not None}
+        return load_balance(Reader(path, data))
+    got = loaded(motion_weights=None)
+    assert got is not None and got.motion_weights is None
+    got = loaded()
+    assert got is not None and got.motion_weights is not None and got.motion_weights.shape == (12,)
+    with pytest.raises(ConfigError, match="motion_weights.*negative"):
+        loaded(motion_weights=[-1.0] + [1.0] * 11)
+    with pytest.raises(ConfigError, match="motion_weights"):
+        loaded(motion_weights=[1.0] * 11)

@@ -80,7 +80,7 @@ def test_the_commanded_path_integrates_the_steps() -> None:
 def test_a_pose_offset_counts_where_the_body_ends_over_its_feet() -> None:
     """Mode 21 moves the body over its feet by +pos_des and turns it by
     -rpy_des[2]; a height transition (21/5) or a stand puts it back over
-    them, a walk or a jump takes the offset along."""
+    them, a jump takes the offset along."""
     def pose(x: float = 0.0, y: float = 0.0, yaw: float = 0.0) -> Block:
         return Block(mode=21, gait_id=1, pos_des=(x, y, 0.0), rpy_des=(0.0, 0.0, yaw), duration=100)
     sit = load_motion(PEER / "preinstalled" / "cyberdog2_sitDown_posCtrl.toml", PEER, 2.0)
@@ -92,6 +92,28 @@ def test_a_pose_offset_counts_where_the_body_ends_over_its_feet() -> None:
     kept = [pose(yaw=0.3), pose(x=0.1), Block(mode=16, gait_id=6, duration=100)]
     path = commanded_path(kept, lambda _id: None, CFG.dt)
     assert (path.x, path.y, path.yaw) == pytest.approx((0.1 * math.cos(0.3), -0.1 * math.sin(0.3), -0.3))
+
+
+def test_a_walk_brings_only_the_feet_it_lifts_to_the_body() -> None:
+    """After a pose offset, a walk brings the feet its timetable lifts to the
+    body: all four in a trot, the two rear ones in a rear lift (so a height
+    transition then puts the body over a centre of the feet that moved by
+    half the offset), none in a stand."""
+    loco = CFG.locomotion
+    assert loco is not None
+    from controller.behaviours.locomotion import load_motion_gaits
+    from controller.motion.gait_table import load_gaits
+    gaits = load_gaits(loco.gaits_dir, 4)
+    gaits.update(load_motion_gaits(loco.gaits_dir, 4, gaits))
+    def ending(gait_id: int) -> float:
+        steps = [Block(mode=21, gait_id=1, pos_des=(0.06, 0.0, 0.0), duration=100),
+                 Block(mode=11, gait_id=gait_id, duration=500),
+                 Block(mode=21, gait_id=5, pos_des=(0.0, 0.0, 0.24), duration=100)]
+        return commanded_path(steps, gaits.get, CFG.dt).x
+    assert ending(3) == pytest.approx(0.06)      # a trot: every foot stepped
+    assert ending(65) == pytest.approx(0.03)     # a rear lift: the front feet stayed
+    assert ending(70) == pytest.approx(0.015)    # a pitch-down: one foot
+    assert ending(31) == 0.0                     # a stand: none
 
 
 # -- motions.robot_files: the robot's own folder in the config ------------------------------

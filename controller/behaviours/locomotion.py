@@ -96,7 +96,8 @@ class Locomotion(Behaviour):
             self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop
-        self._held: tuple[GaitDefinition | None, GaitDefinition | None, bool] = (None, None, False)
+        self._held: tuple[GaitDefinition | None, GaitDefinition | None, tuple[bool, bool]] = (
+            None, None, (False, False))
         self._user_cmd: GaitCommand | None = None
         self._block_cmd: tuple[Block, GaitCommand] | None = None   # the last block's command
         self.sanitised: tuple[str, ...] = ()   # the last user-gait values clamped, for a log line
@@ -235,21 +236,25 @@ class Locomotion(Behaviour):
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
-        self.balance.hold = self.holds_station(gen.gait, gen.timing)
+        self.balance.motion, self.balance.hold = self.motion_family(gen.gait, gen.timing)
         self.balance.tick(ctx.tick, ctx.body, gen)     # into kernel.tau_ff and gen.feedback
 
-    def holds_station(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> bool:
-        """Whether the closed loop also lands the feet against the body's lead
-        on its reference (balance.position_gain): in the motion gaits and the
-        user gaits, dances that should end where their steps say, but not in
-        one whose timetable moves every leg in unison (a pronk: there a moved
-        landing drove the body rather than stopped it). Kept per gait and
-        timing (compared by identity)."""
+    def motion_family(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> tuple[bool, bool]:
+        """(motion, hold): whether `gait` is a motion gait or one of the user
+        gaits (dances whose steps say where the body should end: the MPC then
+        weighs with balance.motion_weights), and whether the closed loop also
+        lands the feet against the body's lead on its reference
+        (balance.position_gain): in those gaits, but not in one whose
+        timetable moves every leg in unison (a pronk: there a moved landing
+        drove the body rather than stopped it). Kept per gait and timing
+        (compared by identity); mode 81's spin, a user-gait id, is neither."""
         held = self._held
         if held[0] is not gait or held[1] is not timing:
-            holds = gait is not None and timing is not None and not timing.in_unison() and (
-                self.motion_gait(gait.id) or self.user_gaits.get(gait.id) is gait)
-            self._held = held = (gait, timing, holds)
+            motion = hold = False
+            if gait is not None and timing is not None:
+                motion = self.motion_gait(gait.id) or self.user_gaits.get(gait.id) is gait
+                hold = motion and not timing.in_unison()
+            self._held = held = (gait, timing, (motion, hold))
         return held[2]
 
     def exit(self) -> None:

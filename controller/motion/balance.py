@@ -21,7 +21,11 @@ position and velocity from the Kalman filter; never the simulator's truth):
   commanded velocity (placement_gain), on top of the generator's Raibert
   rule; while `hold` is set (the locomotion sets it for the gaits that
   should stay on their steps' path) also along the centre of mass's lead
-  on the reference (position_gain, at most position_reach per axis).
+  on the reference (position_gain, at most position_reach per axis);
+- while `motion` is set (the locomotion sets it for the motion and user
+  gaits) the MPC weighs the state with the motion gaits' own weights
+  (motion_weights): a dance in place holds its position and heading harder
+  than a walk must.
 """
 from __future__ import annotations
 
@@ -106,6 +110,7 @@ class BalanceController:
             **{name: double_ptr(a) for name, a in arrays.items()}})
         self._bound: tuple[object, object] | None = None
         self.hold = False                     # landings also answer the position's lead (position_gain)
+        self.motion = False                   # the MPC weighs with motion_weights
 
     @property
     def yaw_des(self) -> float:
@@ -202,4 +207,5 @@ class BalanceController:
             ref[k, 5] = self.p_des[2]
             ref[k, 6:9] = (0.0, 0.0, wz)
             ref[k, 9:12] = v_world
+        req[lay.weight_set] = 1.0 if self.motion else 0.0
         self.planner.submit(tick, req)

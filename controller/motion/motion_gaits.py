@@ -18,7 +18,8 @@ offset, pitch 0, height 0.225 m, f 0.01. The commanded rpy_des, pos_des,
 step_height and the rest are ignored (only user gaits read them).
 
 Not modelled: the mid-point swing path of 55, 63 and 67 (they swing on the
-ordinary path), the WBC weights and friction (motiond's balance has its own),
+ordinary path), the per-gait WBC weights and friction (motiond's balance
+has its own, one set of MPC weights for every motion gait: motion_weights),
 the internal yaw rates of 52, 53 and 72 (all 0 in the reference's
 parameters), and the ballet's per-robot speed calibration (0 there too).
 """

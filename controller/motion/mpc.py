@@ -14,7 +14,8 @@ The formulation of the MIT Cheetah 3 / Mini Cheetah family (Di Carlo et al.,
   states are X = Aqp x0 + Bqp U; the QP minimises
   (X - Xref)^T L (X - Xref) + alpha |U|^2 over the forces of the feet the
   schedule has on the ground, each inside a friction pyramid
-  (|fx|, |fy| <= mu fz) and 0 <= fz <= force_max.
+  (|fx|, |fy| <= mu fz) and 0 <= fz <= force_max. L is one of two weight
+  sets the request names: the weights, or the motion gaits' own.
 
 Condensed to the stance forces only, the QP is small and dense (60 numbers
 for a trot over ten steps); it is solved with quadprog (Goldfarb-Idnani, a
@@ -61,8 +62,12 @@ class RequestLayout:
         return slice(start, start + 12 * self.horizon)
 
     @property
-    def size(self) -> int:
+    def weight_set(self) -> int:      # 0: the weights; 1: the motion gaits' weights
         return STATE + 3 * self.legs + self.horizon * self.legs + 12 * self.horizon
+
+    @property
+    def size(self) -> int:
+        return self.weight_set + 1
 
     @property
     def plan_size(self) -> int:       # forces (horizon, legs, 3), then the solve status
@@ -80,8 +85,9 @@ class ConvexMpc:
         self.nu = nu
         self.Aqp = np.zeros((STATE * h, STATE))
         self.Bqp = np.zeros((STATE * h, nu * h))
-        weights = np.concatenate([c.weights, [0.0]])
-        self.L = np.tile(weights, h)
+        # The cost's diagonal per weight set (a request names its set).
+        self.L_sets = tuple(np.tile(np.concatenate([w, [0.0]]), h)
+                            for w in (c.weights, c.weights if c.motion_weights is None else c.motion_weights))
         self.I_body = np.diag(c.inertia)
         self.Ac = np.zeros((STATE, STATE))
         self.Bc = np.zeros((STATE, nu))
@@ -160,7 +166,7 @@ class ConvexMpc:
             plan[-1] = 1.0
             return plan
         B = self.Bqp[:, columns]
-        LB = self.L[:, None] * B
+        LB = self.L_sets[1 if request[lay.weight_set] > 0.5 else 0][:, None] * B
         H = B.T @ LB
         H[np.diag_indices_from(H)] += self.c.regularisation
         err = self.Aqp @ x0 - self.xref

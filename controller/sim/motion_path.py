@@ -15,8 +15,10 @@ Pose steps (mode 21's relative gaits, mode 3's incremental ones) move the
 body over feet that stay where they are (mode 21 by +pos_des, turned by
 -rpy_des[2]; mode 3 by +rpy_des[2], SPEC §12.F): the offset is where the body
 stands over its feet. A step that puts the body back over its feet (mode 21
-gait 5, a recovery stand, mode 3's absolute posture) undoes it; a step that
-moves the feet (walking, a jump) keeps it, and so does the motion's end.
+gait 5, a recovery stand, mode 3's absolute posture) undoes it; a jump
+brings every foot to the body, and a walk the feet its timetable lifts (a
+rear lift's front feet never lift, so half the offset stays between the body
+and the centre of its feet); the motion's end keeps it.
 Pure: no simulator, no clock.
 """
 from __future__ import annotations
@@ -73,8 +75,11 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             over[:] = 0.0           # back over the feet
             continue
         if block.mode in (LOCOMOTION, JUMP):
-            x, y, yaw = x + over[0], y + over[1], yaw + over[2]     # the feet come to the body
-            over[:] = 0.0
+            # The feet that step come to the body; the centre of the feet moves
+            # by their share of the offset, and the rest of it stays.
+            share = 1.0 if block.mode == JUMP else _stepping_share(gait(block.gait_id))
+            x, y, yaw = x + share * over[0], y + share * over[1], yaw + share * over[2]
+            over *= 1.0 - share
         if block.mode == LOCOMOTION:
             v = _velocity(block, gait(block.gait_id))
             n = max(1, block.duration)
@@ -92,6 +97,14 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             distance += math.hypot(jx, jy)
     x, y, yaw = x + over[0], y + over[1], yaw + over[2]
     return Path(float(x), float(y), float(yaw), float(distance), float(seconds))
+
+
+def _stepping_share(definition: GaitDefinition | None) -> float:
+    """The share of a gait's legs that its timetable ever lifts (0 for a
+    stand or an unknown gait)."""
+    if definition is None or definition.stand:
+        return 0.0
+    return float((~definition.contact).any(axis=0).mean())
 
 
 def _velocity(block: Block, definition: GaitDefinition | None) -> np.ndarray:

@@ -39,6 +39,9 @@ class BalanceConfig:
     placement_gain: float         # s: landing point moves by this x (v_est - v_cmd)
     position_gain: float = 0.0    # landing point moves by this x (com - reference), ...
     position_reach: float = 0.03  # ... at most this far (m)
+    # (12,) the MPC's weights while a motion or user gait runs (ids >= 50:
+    # dances whose steps mostly ask the body to stay where it is); None: weights
+    motion_weights: np.ndarray | None = None
     derived: tuple[str, ...] = ()     # body keys taken from the physics figures ...
     derived_from: Path | None = None  # ... in this file
 
@@ -70,13 +73,16 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
         placement_gain=b.number("placement_gain", 0.0, 1.0, 0.1),
         position_gain=b.number("position_gain", 0.0, 2.0, 0.0),
         position_reach=b.number("position_reach", 0.0, 0.1, 0.03),
+        motion_weights=b.vector("motion_weights", 12) if "motion_weights" in b.data else None,
         derived=missing,
         derived_from=figures.source if figures is not None else None,
     )
     if np.any(config.inertia <= 0.0):
         raise b.fail("inertia", f"{config.inertia.tolist()}: every moment must be positive")
-    if np.any(config.weights < 0.0):
-        raise b.fail("weights", "weights cannot be negative")
+    for key in ("weights", "motion_weights"):
+        weights = getattr(config, key)
+        if weights is not None and np.any(weights < 0.0):
+            raise b.fail(key, "weights cannot be negative")
     if np.any(config.stance_kp < 0.0) or np.any(config.stance_kd < 0.0):
         raise b.fail("stance_kp", "gains cannot be negative")
     return config
