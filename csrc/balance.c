@@ -100,5 +100,10 @@ int32_t mk_balance_torques(mk_balance *b)
         b->placement[0] += mk_clamp(g * (cy * ex + sy * ey), -reach, reach);
         b->placement[1] += mk_clamp(g * (-sy * ex + cy * ey), -reach, reach);
     }
+    /* ... and the body's height error, which a swing foot answers so that its
+     * clearance is over the ground (the reference swings its feet in the
+     * world), not under a body that sank below its height. */
+    b->placement[2] = b->level_reach > 0.0
+        ? mk_clamp(b->x[2] - b->height, -b->level_reach, b->level_reach) : 0.0;
     return b->plan_forces == NULL;
 }

@@ -131,6 +131,7 @@ ffibuilder.cdef(
         double dt, yaw_slack, position_slack, foot_radius, placement_gain;
         double position_gain;
         double position_reach;
+        double level_reach;
         double weight;
         const double *com_offset;
         const double *torque_limit;

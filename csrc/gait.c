@@ -213,12 +213,14 @@ static void gait_legs(mk_gait *g)
         g->landing[2 * leg + 1] = ny + ly;
         double lift = 0.0;                 /* a foot on the ground */
         if (swinging) {
+            /* a swing's height is over the ground: a body below its height
+             * (feedback[2] < 0) draws the foot up by as much */
             const double share = (double)g->swing_tick[leg] / (double)g->swing_ticks[leg];
             const double m = min_jerk(share);
             const double ox = g->lift[2 * leg], oy = g->lift[2 * leg + 1];
             fx = ox + (nx + lx - ox) * m;
             fy = oy + (ny + ly - oy) * m;
-            lift = g->swing_apex[leg] * bump(share);
+            lift = g->swing_apex[leg] * bump(share) - g->feedback[2];
         }
         g->feet[2 * leg] = fx;
         g->feet[2 * leg + 1] = fy;

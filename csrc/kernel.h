@@ -227,7 +227,8 @@ typedef struct {
     const uint8_t *contact;
     const int64_t *run_start, *run_length;
     int64_t segment_ticks, phase;        /* ticks a segment; ticks into the cycle */
-    const double *feedback;      /* 2: the closed loop's landing offset, level frame */
+    const double *feedback;      /* 3: the closed loop's landing offset (x, y, level frame) and
+                                  * how far the body is above its height (swing feet answer it) */
     double *v;                   /* 3: the body's velocity, level frame */
     double *feet;                /* legs x 2, level frame */
     uint8_t *swinging;           /* legs */
@@ -253,6 +254,7 @@ typedef struct {
     double dt, yaw_slack, position_slack, foot_radius, placement_gain;
     double position_gain;        /* landing moves by this x (com - p_des), level heading frame */
     double position_reach;       /* m: that move's largest size */
+    double level_reach;          /* m: swing feet answer the body's height error up to this; 0: off */
     double weight;               /* N: the body's weight, the fallback's to share */
     const double *com_offset;    /* 3, body frame */
     const double *torque_limit;  /* 3 legs, N m */
@@ -278,7 +280,7 @@ typedef struct {
     const double *plan_forces;   /* input of mk_balance_torques */
     double *forces;              /* legs x 3, world frame */
     double *tau, *tau_ff;        /* 3 legs */
-    double *placement;           /* 2 */
+    double *placement;           /* 3: landing x, y; the body's height error for the swing feet */
 } mk_balance;
 
 void mk_balance_reference(mk_balance *b);

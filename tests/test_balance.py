@@ -145,7 +145,7 @@ def _body_and_gen(rng: np.random.Generator) -> tuple[Any, Any]:
     gen = SimpleNamespace(v=np.array([0.5, -0.1, 0.3]), height=0.25, phase=1, pitch=0.0,
                           swinging=np.array([False, True, True, False]),
                           swing_tick=np.array([0, 5, 3, 0], dtype=np.int64),
-                          swing_ticks=np.array([1, 40, 40, 1], dtype=np.int64), feedback=np.zeros(2))
+                          swing_ticks=np.array([1, 40, 40, 1], dtype=np.int64), feedback=np.zeros(3))
     return body, gen
 
 
@@ -172,7 +172,8 @@ def test_the_stance_torques_are_the_plans_forces_through_the_leg_jacobians_withi
     yaw = np.arctan2(body.rot[1, 0], body.rot[0, 0])
     heading = np.array([[np.cos(yaw), np.sin(yaw)], [-np.sin(yaw), np.cos(yaw)]])
     error = heading @ body.velocity[:2] - gen.v[:2]
-    assert np.allclose(gen.feedback, BAL.placement_gain * error, rtol=0, atol=1e-12)
+    assert np.allclose(gen.feedback[:2], BAL.placement_gain * error, rtol=0, atol=1e-12)
+    assert gen.feedback[2] == 0.0          # not a motion gait: the swing feet keep their heights
     assert bal.fallbacks == 0
     planner.held = None                     # no plan: the two legs down carry the weight
     bal.tick(101, body, gen)
@@ -205,7 +206,44 @@ def test_holding_station_lands_the_feet_against_the_bodys_lead_on_its_reference(
         lead = heading @ (com[:2] - bal.p_des[:2])
         assert np.abs(lead).max() > 0.05     # a lead the reach clips
         moved = np.clip(BAL.position_gain * lead, -BAL.position_reach, BAL.position_reach) if hold else 0.0
-        assert np.allclose(gen.feedback, velocity_term + moved, rtol=0, atol=1e-12), hold
+        assert np.allclose(gen.feedback[:2], velocity_term + moved, rtol=0, atol=1e-12), hold
+
+
+def test_in_a_motion_gait_the_swing_feet_answer_the_bodys_height_error() -> None:
+    """feedback[2]: while `level` is set (a pronking motion gait), the
+    estimate's height over the generator's, within LEVEL_REACH (a swing foot
+    rises by as much as the body sank); 0 otherwise. The generator lifts only
+    its swing feet by it."""
+    from controller.motion.balance import LEVEL_REACH
+    from controller.motion.gait import GaitCommand, GaitGenerator
+    body, gen = _body_and_gen(np.random.default_rng(13))
+    bal = BalanceController(BAL, CFG_KIN, 4, CFG.dt, _HeldPlan(ConvexMpc(BAL, 4)), np.full(12, 30.0),
+                            np.zeros(12), [])
+    bal.submitted = True
+    for z, level, want in ((0.27, True, 0.02), (0.15, True, -LEVEL_REACH), (0.15, False, 0.0)):
+        body.position[2] = z
+        bal.level = level
+        bal.tick(1, body, gen)
+        assert gen.feedback[2] == pytest.approx(want, abs=1e-12), (z, level)
+
+    loco = CFG.locomotion
+    assert loco is not None
+    from controller.motion.gait_table import load_gaits
+    gaits = load_gaits(loco.gaits_dir, 4)
+    stand_q = CFG_KIN.inverse(CFG_KIN.stance_feet(CFG.stand_height, CFG.stand_com_x))[0]
+    feet = []
+    for sank in (0.0, 0.03):
+        g = GaitGenerator(CFG_KIN, loco, CFG.dt, gaits)
+        g.start(stand_q, gaits[1])
+        cmd = GaitCommand(gaits[3], np.zeros(3), 0.05, 0.0)
+        for _ in range(200):
+            out = g.step(cmd).copy()
+            g.feedback[2] = -sank
+        feet.append((out, g.swinging.copy()))
+    (flat, swinging), (lifted, _) = feet
+    assert swinging.any() and not swinging.all()
+    assert np.allclose(lifted[swinging, 2] - flat[swinging, 2], 0.03, atol=1e-12)
+    assert np.array_equal(lifted[~swinging], flat[~swinging])
 
 
 def test_the_motion_and_user_gaits_hold_their_station_but_pronks_and_other_gaits_do_not() -> None:

@@ -105,13 +105,14 @@ def test_a_walk_brings_only_the_feet_it_lifts_to_the_body() -> None:
     from controller.motion.gait_table import load_gaits
     gaits = load_gaits(loco.gaits_dir, 4)
     gaits.update(load_motion_gaits(loco.gaits_dir, 4, gaits))
-    def ending(gait_id: int) -> float:
+    def ending(gait_id: int, walks: int = 1) -> float:
         steps = [Block(mode=21, gait_id=1, pos_des=(0.06, 0.0, 0.0), duration=100),
-                 Block(mode=11, gait_id=gait_id, duration=500),
+                 *[Block(mode=11, gait_id=gait_id, duration=500)] * walks,
                  Block(mode=21, gait_id=5, pos_des=(0.0, 0.0, 0.24), duration=100)]
         return commanded_path(steps, gaits.get, CFG.dt).x
     assert ending(3) == pytest.approx(0.06)      # a trot: every foot stepped
-    assert ending(65) == pytest.approx(0.03)     # a rear lift: the front feet stayed
+    assert ending(65) == pytest.approx(0.03)     # a rear lift: the front feet stayed ...
+    assert ending(65, walks=6) == pytest.approx(0.03)     # ... however many steps it takes
     assert ending(70) == pytest.approx(0.015)    # a pitch-down: one foot
     assert ending(31) == 0.0                     # a stand: none
 

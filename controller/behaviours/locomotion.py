@@ -236,7 +236,10 @@ class Locomotion(Behaviour):
         if not closed:
             return
         assert self.balance is not None and ctx.body is not None
-        self.balance.motion, self.balance.hold = self.motion_family(gen.gait, gen.timing)
+        motion, hold = self.motion_family(gen.gait, gen.timing)
+        # A motion gait that lifts every foot at once (a pronk) levels its
+        # swings over the ground instead: the body sinks in the flight.
+        self.balance.motion, self.balance.hold, self.balance.level = motion, hold, motion and not hold
         self.balance.tick(ctx.tick, ctx.body, gen)     # into kernel.tau_ff and gen.feedback
 
     def motion_family(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> tuple[bool, bool]:

@@ -25,7 +25,15 @@ position and velocity from the Kalman filter; never the simulator's truth):
 - while `motion` is set (the locomotion sets it for the motion and user
   gaits) the MPC weighs the state with the motion gaits' own weights
   (motion_weights): a dance in place holds its position and heading harder
-  than a walk must.
+  than a walk must;
+- while `level` is set (the locomotion sets it for a motion or user gait
+  that lifts every foot at once: the pronks) a swing foot rises by as much
+  as the body is below its height (at most LEVEL_REACH): its clearance is
+  then over the ground, as the reference's world-frame swings are, where the
+  1 cm swings of the special pronk otherwise dragged on the floor under a
+  body that sank 2-4 cm in the flight and pushed it forward 3 cm/s. (Applied
+  to every motion gait it moved the trotting ones instead: the ballet, the
+  special trot.)
 """
 from __future__ import annotations
 
@@ -43,6 +51,7 @@ from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import double_ptr, ffi, lib
 
 YAW_SLACK = 0.1          # rad the reference yaw may lead the measured one
+LEVEL_REACH = 0.04       # m: the largest body height error a swing foot answers (motion gaits)
 
 
 class BodyEstimate(Protocol):
@@ -105,12 +114,13 @@ class BalanceController:
         self._native = ffi.new("mk_balance *", {
             "legs": legs, "dt": dt, "yaw_slack": YAW_SLACK, "position_slack": c.position_slack,
             "foot_radius": kin.foot_radius, "placement_gain": c.placement_gain,
-            "position_gain": 0.0, "position_reach": c.position_reach,
+            "position_gain": 0.0, "position_reach": c.position_reach, "level_reach": 0.0,
             "weight": c.mass * GRAVITY, "down": ffi.cast("uint8_t *", ffi.from_buffer(self._down)),
             **{name: double_ptr(a) for name, a in arrays.items()}})
         self._bound: tuple[object, object] | None = None
         self.hold = False                     # landings also answer the position's lead (position_gain)
         self.motion = False                   # the MPC weighs with motion_weights
+        self.level = False                    # swing feet answer the body's height error
 
     @property
     def yaw_des(self) -> float:
@@ -147,6 +157,7 @@ class BalanceController:
         b = self._native
         b.height = gen.height
         b.position_gain = self.c.position_gain if self.hold else 0.0
+        b.level_reach = LEVEL_REACH if self.level else 0.0
         lib.mk_balance_reference(b)
         if not self.submitted or gen.phase % self.step_ticks == 0:
             # The request is packed and sent once the joint command is out

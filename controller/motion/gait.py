@@ -83,8 +83,10 @@ class GaitGenerator:
         self.apex = np.zeros(legs)             # step height for swings starting now
         self.landing_offset: np.ndarray | None = None
         # Closed loop (controller/motion/balance.py): every landing moves by
-        # this much more, level frame, from the velocity error.
-        self.feedback = np.zeros(2)
+        # feedback[0:2] more, level frame, from the velocity error; a swing
+        # foot rises by -feedback[2], the body's height error (0 but in the
+        # motion and user gaits).
+        self.feedback = np.zeros(3)
         self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
         self.height = params.body_height
         self.pitch = 0.0

@@ -17,8 +17,9 @@ body over feet that stay where they are (mode 21 by +pos_des, turned by
 stands over its feet. A step that puts the body back over its feet (mode 21
 gait 5, a recovery stand, mode 3's absolute posture) undoes it; a jump
 brings every foot to the body, and a walk the feet its timetable lifts (a
-rear lift's front feet never lift, so half the offset stays between the body
-and the centre of its feet); the motion's end keeps it.
+rear lift's front feet never lift, however many steps it takes, so half the
+offset stays between the body and the centre of its feet); the motion's end
+keeps it.
 Pure: no simulator, no clock.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ JUMP_DISPLACEMENT: dict[int, tuple[float, float, float]] = {
 LOCOMOTION, JUMP, POSE, POSTURE, RECOVERY = 11, 16, 21, 3, 12
 ABSOLUTE_HEIGHT_GAIT = 5          # mode 21: the legs to the height pose
 INCREMENTAL_POSTURE = (1, 3)      # mode 3's relative gaits
+LEGS = 4                          # the motion files are a quadruped's
 
 
 @dataclass(frozen=True)
@@ -58,28 +60,31 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
     """The path of `blocks` (a motion's steps); `gait(id)` the mode-11 gait
     definitions (None: unknown, its step counts as standing)."""
     x = y = yaw = distance = seconds = 0.0
-    over = np.zeros(3)      # the pose offset: x, y (start frame) and yaw of the body over its feet
+    # Per leg: how far the body stands (x, y start frame, yaw) from where that
+    # foot would put it; the body is over the centre of its feet plus their mean.
+    lag = np.zeros((LEGS, 3))
     for block in blocks:
         span = block.duration * dt
         seconds += span
         relative = (block.mode == POSE and block.gait_id != ABSOLUTE_HEIGHT_GAIT) or \
             (block.mode == POSTURE and block.gait_id in INCREMENTAL_POSTURE)
         if relative:
-            heading = yaw + over[2]
+            heading = yaw + lag[:, 2].mean()
             px, py = block.pos_des[0], block.pos_des[1]
-            over += (px * math.cos(heading) - py * math.sin(heading),
-                     px * math.sin(heading) + py * math.cos(heading),
-                     (-1.0 if block.mode == POSE else 1.0) * block.rpy_des[2])
+            lag += (px * math.cos(heading) - py * math.sin(heading),
+                    px * math.sin(heading) + py * math.cos(heading),
+                    (-1.0 if block.mode == POSE else 1.0) * block.rpy_des[2])
             continue
         if block.mode in (POSE, POSTURE, RECOVERY):
-            over[:] = 0.0           # back over the feet
+            lag -= lag.mean(axis=0)     # back over the centre of the feet
             continue
         if block.mode in (LOCOMOTION, JUMP):
-            # The feet that step come to the body; the centre of the feet moves
-            # by their share of the offset, and the rest of it stays.
-            share = 1.0 if block.mode == JUMP else _stepping_share(gait(block.gait_id))
-            x, y, yaw = x + share * over[0], y + share * over[1], yaw + share * over[2]
-            over *= 1.0 - share
+            # The feet that step come to the body: the centre of the feet
+            # moves by their share; the feet that stay keep their lag.
+            stepping = np.ones(LEGS, dtype=bool) if block.mode == JUMP else _stepping(gait(block.gait_id))
+            come = lag[stepping].sum(axis=0) / LEGS
+            x, y, yaw = x + come[0], y + come[1], yaw + come[2]
+            lag[stepping] = 0.0
         if block.mode == LOCOMOTION:
             v = _velocity(block, gait(block.gait_id))
             n = max(1, block.duration)
@@ -95,16 +100,19 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             y += jx * math.sin(yaw) + jy * math.cos(yaw)
             yaw += jyaw
             distance += math.hypot(jx, jy)
+    over = lag.mean(axis=0)
     x, y, yaw = x + over[0], y + over[1], yaw + over[2]
     return Path(float(x), float(y), float(yaw), float(distance), float(seconds))
 
 
-def _stepping_share(definition: GaitDefinition | None) -> float:
-    """The share of a gait's legs that its timetable ever lifts (0 for a
-    stand or an unknown gait)."""
+def _stepping(definition: GaitDefinition | None) -> np.ndarray:
+    """Which legs a gait's timetable ever lifts (none for a stand or an
+    unknown gait, all for a timetable of another leg count)."""
     if definition is None or definition.stand:
-        return 0.0
-    return float((~definition.contact).any(axis=0).mean())
+        return np.zeros(LEGS, dtype=bool)
+    if definition.legs != LEGS:
+        return np.ones(LEGS, dtype=bool)
+    return np.asarray((~definition.contact).any(axis=0))
 
 
 def _velocity(block: Block, definition: GaitDefinition | None) -> np.ndarray:
