@@ -51,7 +51,7 @@ from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import double_ptr, ffi, lib
 
 YAW_SLACK = 0.1          # rad the reference yaw may lead the measured one
-LEVEL_REACH = 0.04       # m: the largest body height error a swing foot answers (motion gaits)
+LEVEL_REACH = 0.04       # m: the largest body height error a swing foot answers (pronking motion gaits)
 
 
 class BodyEstimate(Protocol):

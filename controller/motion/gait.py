@@ -85,7 +85,7 @@ class GaitGenerator:
         # Closed loop (controller/motion/balance.py): every landing moves by
         # feedback[0:2] more, level frame, from the velocity error; a swing
         # foot rises by -feedback[2], the body's height error (0 but in the
-        # motion and user gaits).
+        # motion and user gaits that lift every foot at once).
         self.feedback = np.zeros(3)
         self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
         self.height = params.body_height
