@@ -5,6 +5,7 @@ from typing import Any
 import numpy as np
 import pytest
 from harness import Rig, command
+from structlog.testing import capture_logs
 
 from controller import msgs
 from controller.core.fsm import BAN_TRANS
@@ -413,10 +414,16 @@ def test_foot_outside_workspace_in_posture_gives_sticky_edamp(standing):
     js.position = [0.0, -1.57, 0.55] * 4     # feet stretched far forward: |x| > L sin 60
     js.velocity, js.torque = [0.0] * 12, [0.0] * 12
     standing.raw(standing.ch["joint_state"], js.encode())
-    standing.tick()
+    with capture_logs() as logs:
+        standing.tick()
     c = standing.ctl
     assert c.last_reported[2] == 3 and standing.mode == 7           # EDAMP, damper state
     assert c.fsm.footpos_error & 0b001_001_001_001 == 0b001_001_001_001   # x bit of every leg
+    # The stop says why, once, and names each foot (rule 6: a clear reason).
+    stops = [e for e in logs if e["event"] == "safety_stop"]
+    assert len(stops) == 1 and stops[0]["status"] == 3
+    assert all(f"{leg} x" in stops[0]["reason"] for leg in c.cfg.legs)
+    assert c.counters.last_error.startswith("EDAMP: foot outside its workspace")
     standing.run(60)
     assert c.last_active.mode == 7          # the §3.5 override replaced the 3 command
     standing.run(3200)                      # past the 1550-tick hold: still EDAMP while 7

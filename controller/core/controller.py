@@ -1119,6 +1119,11 @@ class Controller:
             self.counters.last_error = f"{self.cfg.fsm.name(self.fsm.mode)} failed: {failure}"
             self.log.error("motion_failed", mode=self.fsm.mode, reason=failure, tick=self.tick)
         self.failure_logged = failure
+        if reported[2] in (EDAMP, ESTOP) and self.last_reported[2] != reported[2] \
+                and not self.fault_now:
+            reason = self._safety_reason()
+            self.counters.last_error = f"{'EDAMP' if reported[2] == EDAMP else 'ESTOP'}: {reason}"
+            self.log.warning("safety_stop", status=reported[2], reason=reason, tick=self.tick)
         refused = reported[2] == BAN_TRANS
         new_block = active.uid != self.last_active.uid
         if refused and (self.last_reported[2] != BAN_TRANS or new_block):
@@ -1129,6 +1134,24 @@ class Controller:
                 self.log.warning("mode_refused", requested=active.mode, gait=active.gait_id,
                                  state=self.cfg.fsm.name(self.fsm.mode), reason=reason,
                                  suppressed=suppressed)
+
+    def _safety_reason(self) -> str:
+        """Why the FSM's own checks stopped the robot (SPEC §5.8, §5.9): the
+        feet outside their workspace (footpos_error bits 3i x, 3i+2 z of leg
+        i) or the tilt (ori_error). Faults of the robot side log their own."""
+        fsm = self.fsm
+        bits = fsm.footpos_error
+        if bits:
+            legs = self.cfg.legs
+            out = [f"{legs[i] if i < len(legs) else i} {axis}" for i in range(len(legs))
+                   for axis, bit in (("x", 0), ("z", 2)) if bits >> (3 * i + bit) & 1]
+            return f"foot outside its workspace ({', '.join(out)}; footpos_error {bits:#x})"
+        if fsm.fell:
+            return "falling (the fall detector)"
+        if fsm.ori_error and fsm.attitude is not None:
+            roll, pitch = fsm.attitude
+            return f"tilted: roll {roll:+.2f} rad, pitch {pitch:+.2f} rad (limit 1.3)"
+        return "safety check"
 
     def _refusal(self, active: Block) -> str:
         """Why `active` is refused: the FSM's reason, or for a motion why it
