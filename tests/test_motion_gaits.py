@@ -166,3 +166,20 @@ def test_trot_pitch_at_zero_command_stays_where_it_stood_on_ground_truth() -> No
     assert trial.trace.mode[-1] == 11 and trial.trace.switch_status[-1] != 5
     drift = trial.robot.truth().position[:2] - start[:2]
     assert np.hypot(*drift) < 0.06, drift
+
+
+def test_a_user_gait_height_is_clamped_to_its_own_range_not_the_walks() -> None:
+    # The push-up's plank (user gait 100, SPEC §8.4): 0.105 m, below the walk's
+    # height_range; config's user_gait_height_range lets it through.
+    gen = GaitGenerator(KIN, LOCO, CFG.dt, GAITS)
+    gen.start(KIN.inverse(KIN.stance_feet(CFG.stand_height, CFG.stand_com_x))[0], GAITS[1])
+    plank = GaitCommand(GAITS[1], np.zeros(3), 0.0, 0.0, height=0.105)
+    for _ in range(1000):
+        gen.step(plank)
+    assert gen.height == pytest.approx(LOCO.height_range[0])
+    assert LOCO.user_height_range is not None and LOCO.user_height_range[0] <= 0.105
+    user = GaitCommand(GAITS[1], np.zeros(3), 0.0, 0.0, height=0.105,
+                       height_range=LOCO.user_height_range)
+    for _ in range(1000):
+        gen.step(user)
+    assert gen.height == pytest.approx(0.105)

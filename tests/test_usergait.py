@@ -578,10 +578,23 @@ def test_body_height_pitch_and_landing_offsets_are_clamped():
                                     foot_pose=(0.5, -0.5, 0.0, 0.0, 0.0, 0.0),
                                     ctrl_point=(0.02, -0.03, 0.4)))
     assert p.body_height == 0.30 and p.pitch == -0.25
-    assert p.landing_offsets == ((0.10, -0.10), (0.0, 0.0), (0.0, 0.0), (0.02, -0.03))
+    assert p.landing_offsets == ((0.30, -0.10), (0.0, 0.0), (0.0, 0.0), (0.02, -0.03))
     assert len(p.sanitised) == 4
     p = decode_user_gait(user_block(pos_des=(0.0, 0.0, 0.02), rpy_des=(0.0, 0.2, 0.0)))
     assert p.body_height == pytest.approx(0.245) and p.pitch == 0.2 and p.sanitised == ()
+    p = decode_user_gait(user_block(pos_des=(0.0, 0.0, -0.2)))
+    assert p.body_height == 0.10 and len(p.sanitised) == 1
+
+
+def test_the_push_ups_plank_passes_unclamped():
+    # The robot's own push-up (user gait 100): body 0.225 - 0.12 m high, rear
+    # feet landing 0.26 m behind their hips (SPEC §8.4's packing: RR in
+    # foot_pose[4..5], RL in ctrl_point[0..1]).
+    p = decode_user_gait(user_block(pos_des=(-0.2, 0.0, -0.12),
+                                    foot_pose=(0.0, 0.0, 0.0, 0.0, -0.26, 0.0),
+                                    ctrl_point=(-0.26, 0.0, 0.3)))
+    assert p.body_height == pytest.approx(0.105) and p.sanitised == ()
+    assert p.landing_offsets[2] == (-0.26, 0.0) and p.landing_offsets[3] == (-0.26, 0.0)
 
 
 def test_limits_are_a_parameter():

@@ -189,7 +189,7 @@ class Locomotion(Behaviour):
                 bool(block.value & VERTICAL_LEGS),
                 leg_heights=np.array(params.step_heights),
                 landing_offset=np.array(params.landing_offsets),
-                height=params.body_height)
+                height=params.body_height, height_range=self.loco.user_height_range)
             if params.sanitised:
                 self.sanitised = params.sanitised
         assert self._user_cmd is not None   # decoded above for this block

@@ -60,6 +60,7 @@ class GaitCommand:
     height: float | None = None
     # Motion gaits (SPEC §12.A): their own pitch bound instead of the config's.
     pitch_limit: float | None = None
+    height_range: tuple[float, float] | None = None   # None: the locomotion's height_range
 
 
 class GaitGenerator:
@@ -234,7 +235,7 @@ class GaitGenerator:
         p = self.params
         height = p.vertical_leg_height if cmd.vertical_legs else \
             cmd.height if cmd.height is not None else p.body_height
-        height = _clamp(height, *p.height_range)
+        height = _clamp(height, *(cmd.height_range or p.height_range))
         step = HEIGHT_RATE * self.dt
         self.height += _clamp(height - self.height, -step, step)
         limit = p.pitch_limit if cmd.pitch_limit is None else cmd.pitch_limit

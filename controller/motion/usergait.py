@@ -440,10 +440,15 @@ class UserGaitLimits:
     defaults): the integrator may fill them from config."""
 
     nominal_body_height: float = 0.225               # body height = this + pos_des z (SPEC §8.4)
-    body_height: tuple[float, float] = (0.15, 0.30)  # m: motiond clamp (the doc's 21/5 floor, §11's ceiling)
+    # m: motiond clamp. The floor lets the push-up's plank (the robot's own
+    # file asks 0.225 - 0.12 = 0.105 m) through; the ceiling is §11's.
+    body_height: tuple[float, float] = (0.10, 0.30)
     pitch: tuple[float, float] = (-0.25, 0.30)       # rad: the doc's mode-11 pitch range (SPEC §9)
     step_height: tuple[float, float] = (0.0, 0.08)   # m: motiond clamp; 0.08 is the struct's documented top
-    landing_offset: float = 0.10                     # m, |x| and |y| per leg: motiond clamp
+    # m, |x| and |y| per leg from below the hip: motiond clamp. The push-up's
+    # rear feet ask x -0.26 (beyond CyberDog 2's reach at its plank: the leg
+    # lands stretched); no file of the robot's asks more than 0.05 sideways.
+    landing_offset: tuple[float, float] = (0.30, 0.10)
     min_wbc_weight: float = 1e-5                     # SPEC §8.4
     default_mu: float = 0.4                          # SPEC §8.4
     mu_factor: tuple[float, float] = (0.1, 5.0)      # x default_mu: [0.04, 2.0] (SPEC §8.4)
@@ -510,8 +515,8 @@ def decode_user_gait(block: Block, limits: UserGaitLimits = DEFAULT_LIMITS) -> U
                for leg, h in zip(LEGS, unpack_step_heights(block.step_height)))
     fp, cp = block.foot_pose, block.ctrl_point
     raw = ((fp[0], fp[1]), (fp[2], fp[3]), (fp[4], fp[5]), (cp[0], cp[1]))
-    off = limits.landing_offset
-    offsets = tuple((clamp(f"landing x {leg}", x, -off, off), clamp(f"landing y {leg}", y, -off, off))
+    off_x, off_y = limits.landing_offset
+    offsets = tuple((clamp(f"landing x {leg}", x, -off_x, off_x), clamp(f"landing y {leg}", y, -off_y, off_y))
                     for leg, (x, y) in zip(LEGS, raw))
     weights = tuple(_floor_weight(i, w, limits.min_wbc_weight, notes) for i, w in enumerate(block.acc_des[:6]))
     vel = tuple(_finite(f"vel_des[{i}]", v, 0.0, notes) for i, v in enumerate(block.vel_des[:3]))

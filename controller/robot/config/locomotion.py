@@ -20,6 +20,9 @@ class LocomotionConfig:
     user_gaits: Path | None = None
     body_height: float = 0.25
     height_range: tuple[float, float] = (0.23, 0.32)
+    # The user gaits' body heights (SPEC §8.4: 0.225 m + pos_des z; the
+    # CyberDog 2 push-up's plank is 0.105 m); None: height_range.
+    user_height_range: tuple[float, float] | None = None
     vertical_leg_height: float = 0.23
     pitch_limit: float = 0.1
     leave_speed: float = 0.15
@@ -40,12 +43,19 @@ def load_locomotion(r: Reader, path: Path) -> LocomotionConfig:
     if not 0.05 <= lo < hi <= 2.0:
         raise lr.fail("height_range", f"expected 0.05 <= min < max <= 2, got {[lo, hi]}")
     body = lr.number("body_height", lo, hi)
+    user = None
+    if lr.data.get("user_gait_height_range") is not None:
+        ulo, uhi = lr.vector("user_gait_height_range", 2)
+        if not 0.05 <= ulo < uhi <= 2.0:
+            raise lr.fail("user_gait_height_range", f"expected 0.05 <= min < max <= 2, got {[ulo, uhi]}")
+        user = (float(ulo), float(uhi))
     return LocomotionConfig(
         gaits_dir=config_directory(lr, path, "gaits"),
         user_gaits=config_directory(lr, path, "user_gaits") if lr.data.get("user_gaits") is not None
         else None,
         body_height=body,
         height_range=(float(lo), float(hi)),
+        user_height_range=user,
         vertical_leg_height=lr.number("vertical_leg_height", lo, hi, lo),
         pitch_limit=lr.number("pitch_limit", 0.0, 0.5),
         leave_speed=lr.number("leave_speed", 0.0, 1.0),
