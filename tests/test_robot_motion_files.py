@@ -77,6 +77,33 @@ def test_the_commanded_path_integrates_the_steps() -> None:
     assert (path.x, path.y, path.yaw) == pytest.approx((0.286, 0.0, 0.0))
 
 
+def test_an_ordinary_gaits_path_ramps_and_couples_as_the_walk_does() -> None:
+    """SPEC §6.4: an ordinary gait's velocity is rate-limited (x +1 / -2
+    m/s^2 by default) and full |vx| halves the yaw allowance; a motion gait's
+    holds from its step's start (SPEC §12.A.1)."""
+    loco = CFG.locomotion
+    assert loco is not None
+    from controller.motion.gait_table import load_gaits
+    gaits = load_gaits(loco.gaits_dir, 4)
+    trot = gaits[5]
+    assert (trot.accel.x_up, trot.accel.x_down, trot.window_max[0]) == (1.0, 2.0, 1.6)
+    # 1 s up to 1 m/s (0.5 m), 1 s at it, then a stand: down at 2 m/s^2 (0.25 m).
+    steps = [Block(mode=11, gait_id=5, vel_des=(1.0, 0.0, 0.0), duration=1000),
+             Block(mode=11, gait_id=1, duration=500)]
+    path = commanded_path(steps, gaits.get, CFG.dt)
+    assert path.x == pytest.approx(0.5 + 1.0 + 0.25, abs=2e-3) and path.yaw == 0.0
+    # At the window's top speed the yaw window (2.5 rad/s) is halved.
+    full = [Block(mode=11, gait_id=5, vel_des=(1.6, 0.0, 2.5), duration=5000)]
+    path = commanded_path(full, gaits.get, CFG.dt)
+    ramp = 2.5 / 2 / trot.accel.yaw          # s to reach 1.25 rad/s
+    assert path.yaw == pytest.approx(1.25 * (10.0 - ramp / 2), abs=2e-3)
+    # Any other mode between two walks stops the body.
+    stop = [Block(mode=11, gait_id=5, vel_des=(1.0, 0.0, 0.0), duration=1000),
+            Block(mode=21, gait_id=1, duration=10),
+            Block(mode=11, gait_id=5, vel_des=(1.0, 0.0, 0.0), duration=1000)]
+    assert commanded_path(stop, gaits.get, CFG.dt).x == pytest.approx(2 * 1.5, abs=2e-3)
+
+
 def test_a_pose_offset_counts_where_the_body_ends_over_its_feet() -> None:
     """Mode 21 moves the body over its feet by +pos_des and turns it by
     -rpy_des[2]; a height transition (21/5) or a stand puts it back over

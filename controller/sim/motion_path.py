@@ -7,7 +7,10 @@ The steps that move the robot over the ground are counted:
   yaw rate) clamped into the gait's velocity window, held for the step's
   duration (a user gait's velocity is the decoded one, SPEC §8.4; the motion
   gaits have no acceleration limit, SPEC §12.A.1, so a step's velocity holds
-  from its start);
+  from its start). The ordinary gaits' velocity is what SPEC §6.4 makes of
+  it: the window shrunk by the cross-coupling (full |vx| halves the y and yaw
+  allowances) and rate-limited by the gait's accelerations, from the
+  velocity the step before left (zero after any other mode);
 * mode 16 jumps: the displacement the reference's trajectory files end with
   (SPEC §12.D: x, y in the body frame at the jump, yaw).
 
@@ -30,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from controller.motion.gait import CROSS_COUPLING
 from controller.motion.gait_table import GaitDefinition
+from controller.motion.motion_gaits import FIRST_MOTION_GAIT
 from controller.motion.usergait import USER_GAIT_IDS, decode_user_gait
 from controller.protocol.block import Block
 
@@ -60,12 +65,15 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
     """The path of `blocks` (a motion's steps); `gait(id)` the mode-11 gait
     definitions (None: unknown, its step counts as standing)."""
     x = y = yaw = distance = seconds = 0.0
+    v = np.zeros(3)          # the body's velocity, carried from step to step
     # Per leg: how far the body stands (x, y start frame, yaw) from where that
     # foot would put it; the body is over the centre of its feet plus their mean.
     lag = np.zeros((LEGS, 3))
     for block in blocks:
         span = block.duration * dt
         seconds += span
+        if block.mode != LOCOMOTION:
+            v = np.zeros(3)          # any other mode stops the walk
         relative = (block.mode == POSE and block.gait_id != ABSOLUTE_HEIGHT_GAIT) or \
             (block.mode == POSTURE and block.gait_id in INCREMENTAL_POSTURE)
         if relative:
@@ -86,14 +94,21 @@ def commanded_path(blocks: Iterable[Block], gait: Callable[[int], GaitDefinition
             x, y, yaw = x + come[0], y + come[1], yaw + come[2]
             lag[stepping] = 0.0
         if block.mode == LOCOMOTION:
-            v = _velocity(block, gait(block.gait_id))
+            definition = gait(block.gait_id)
+            target = _velocity(block, definition)
+            ramp = _ordinary(block, definition)
+            if not ramp:
+                v = target
             n = max(1, block.duration)
             h = span / n
             for _ in range(n):      # exact to the tick, as the body turns while it moves
+                if ramp:
+                    assert definition is not None
+                    v = _rate_limited(v, target, definition, h)
                 x += (v[0] * math.cos(yaw) - v[1] * math.sin(yaw)) * h
                 y += (v[0] * math.sin(yaw) + v[1] * math.cos(yaw)) * h
                 yaw += v[2] * h
-            distance += float(np.hypot(v[0], v[1])) * span
+                distance += math.hypot(v[0], v[1]) * h
         elif block.mode == JUMP and block.gait_id in JUMP_DISPLACEMENT:
             jx, jy, jyaw = JUMP_DISPLACEMENT[block.gait_id]
             x += jx * math.cos(yaw) - jy * math.sin(yaw)
@@ -120,4 +135,28 @@ def _velocity(block: Block, definition: GaitDefinition | None) -> np.ndarray:
         return np.zeros(3)
     v = np.asarray(decode_user_gait(block).body_velocity if block.gait_id in USER_GAIT_IDS
                    else block.vel_des, dtype=float)
-    return np.clip(v, definition.window_min, definition.window_max)
+    lo, hi = definition.window_min, definition.window_max
+    v = np.clip(v, lo, hi)
+    if _ordinary(block, definition):
+        full = min(1.0, abs(v[0]) / max(-lo[0], hi[0], 1e-9))
+        share = 1.0 - CROSS_COUPLING * full
+        v[1:] = np.clip(v[1:], lo[1:] * share, hi[1:] * share)
+    return v
+
+
+def _ordinary(block: Block, definition: GaitDefinition | None) -> bool:
+    """An ordinary mode-11 gait (not a motion or user gait): SPEC §6.4's
+    cross-coupling and acceleration limits apply."""
+    return definition is not None and block.gait_id < FIRST_MOTION_GAIT \
+        and block.gait_id not in USER_GAIT_IDS
+
+
+def _rate_limited(v: np.ndarray, target: np.ndarray, definition: GaitDefinition,
+                  h: float) -> np.ndarray:
+    """One step of h seconds toward target (SPEC §6.4: x_up while |vx|
+    grows, x_down otherwise; y and yaw either way)."""
+    acc = definition.accel
+    growing = abs(target[0]) > abs(v[0]) and target[0] * v[0] >= 0.0
+    ax = (acc.x_up if growing else acc.x_down) * h
+    step = np.clip(target - v, (-ax, -acc.y * h, -acc.yaw * h), (ax, acc.y * h, acc.yaw * h))
+    return v + step
