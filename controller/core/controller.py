@@ -1120,7 +1120,7 @@ class Controller:
             self.log.error("motion_failed", mode=self.fsm.mode, reason=failure, tick=self.tick)
         self.failure_logged = failure
         if reported[2] in (EDAMP, ESTOP) and self.last_reported[2] != reported[2] \
-                and not self.fault_now:
+                and not self.fault_now and not self.fsm.fell:   # a fall logs its own
             reason = self._safety_reason()
             self.counters.last_error = f"{'EDAMP' if reported[2] == EDAMP else 'ESTOP'}: {reason}"
             self.log.warning("safety_stop", status=reported[2], reason=reason, tick=self.tick)
@@ -1146,8 +1146,6 @@ class Controller:
             out = [f"{legs[i] if i < len(legs) else i} {axis}" for i in range(len(legs))
                    for axis, bit in (("x", 0), ("z", 2)) if bits >> (3 * i + bit) & 1]
             return f"foot outside its workspace ({', '.join(out)}; footpos_error {bits:#x})"
-        if fsm.fell:
-            return "falling (the fall detector)"
         if fsm.ori_error and fsm.attitude is not None:
             roll, pitch = fsm.attitude
             return f"tilted: roll {roll:+.2f} rad, pitch {pitch:+.2f} rad (limit 1.3)"
