@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from controller.motion import validate as v
 from controller.motion.motions import load_motion
 from controller.motion.validate import Finding
@@ -98,6 +100,24 @@ def test_lifting_both_left_feet_puts_the_knees_on_the_ground(tmp_path):
     assert out[3].startswith("    step 2 (21/2, 1 s): TRUNK CONTACT ")
     assert "knee_pad" in out[3]
     assert out[-1] == "1 files, 1 failed; physics: 1 run, 0 not run"
+
+
+def test_the_robots_own_sit_down_rests_its_knees_where_its_pose_puts_them():
+    # The CyberDog 2's own sit-down folds the rear knees to their limit a few
+    # mm over the floor (its last pose step): the knee pads touching there is
+    # the pose, not a collapse, so it passes; lifting both left feet above
+    # (the test before) puts the knees down where no pose puts them and fails.
+    from controller.robot.resources import DATA_ROOT
+    sit = (DATA_ROOT / "../shared/peers/cyberdog2_motion_files/preinstalled/"
+           "cyberdog2_sitDown_posCtrl.toml").resolve()
+    if not sit.is_file():
+        pytest.fail(f"the CyberDog 2's motion files are not beside the repository ({sit})")
+    code, out = validate("--physics", str(sit))
+    text = "\n".join(out)
+    assert code == 0, text
+    knees = [line for line in out if "knee_pad" in line]
+    assert knees and all(line.endswith("saturation 0 %") and ": ok  trunk contact " in line
+                         and "(allowed: a knee in a pose)" in line for line in knees), text
 
 
 def test_a_script_that_tips_the_humanoid_over_fell(tmp_path):

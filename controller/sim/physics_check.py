@@ -49,7 +49,12 @@ the worst horizontal slide of a foot's contact point while it stayed on the
 ground (a ball foot that rolls does not slide; flagged above SLIP_FLAG), and
 the share of ticks with a joint torque at its limit.
 A row fails on a fall or on trunk contact, except trunk contact in a step
-that commands a LIE_DOWN_MODES mode, which is reported as allowed. The run
+that commands a LIE_DOWN_MODES mode, and a limb (a knee, never the torso) on
+the floor in a POSE_MODES step of a step list or in the hold after one where
+the commanded pose itself puts that limb within POSE_TOUCH of the floor (the
+joint targets sent, on the body where it is: the robot's own sit-downs fold
+the rear knees onto it), which are reported as allowed. A limb that touches
+because the body sank or tipped still fails. The run
 stops FALL_GRACE_S after a fall; the rows not reached are listed.
 
 A file that cannot be run (its robot has no physics model, or no way to play
@@ -72,6 +77,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import structlog
 
@@ -103,12 +109,14 @@ from controller.protocol.block import Block
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.robot.config import Config
 from controller.sim.mjcf import has_model
-from controller.sim.scorecard import FELL_TILT, PRELUDE_S, foot_slip
+from controller.sim.scorecard import FELL_TILT, PRELUDE_S, foot_slip, trunk_geoms
 from controller.sim.trial import Trial
 
 FALL_TILT = FELL_TILT      # rad: roll or pitch beyond this is a fall (the scorecard's `fell`)
 SLIP_FLAG = 0.02           # m: a foot sliding further than this while on the ground is flagged
 LIE_DOWN_MODES = (7,)      # a step in these modes may rest the trunk on the ground
+POSE_MODES = (21, 3)       # ... and in these a limb (a knee) the pose puts there, never the torso
+POSE_TOUCH = 0.01          # m: a limb the commanded pose puts this close to the floor may touch it
 SETTLE_S = 0.3             # s after the motion, judged as its own row (under the 0.5 s
                            # command timeout, which a step list no longer heart-beats)
 FALL_GRACE_S = 0.5         # s the run goes on after a fall before it stops
@@ -140,10 +148,11 @@ class Row:
     saturation: float          # share of ticks with a torque at its limit
     lying: bool = False        # a lie-down step: trunk contact is allowed
     down: bool = False         # it began with the body down from a fall in an earlier row
+    kneeling: bool = False     # a pose step whose contact was a limb's, never the torso's
 
     @property
     def trunk_fails(self) -> bool:
-        return self.trunk_s > 0 and not self.lying
+        return self.trunk_s > 0 and not self.lying and not self.kneeling
 
     @property
     def failed(self) -> bool:
@@ -161,7 +170,8 @@ class Row:
         else:
             parts = ["ok"]
         if self.trunk_s > 0 and trunk:
-            allowed = " (allowed: a lie-down or getup step)" if self.lying else ""
+            allowed = " (allowed: a lie-down or getup step)" if self.lying else \
+                " (allowed: a knee in a pose)" if self.kneeling else ""
             parts.append(f"trunk contact {trunk}{allowed}")
         parts.append(_slip_text(self.slip))
         parts.append(f"saturation {round(100 * self.saturation)} %")
@@ -227,6 +237,7 @@ class _Steps:
     labels: dict[Hashable, str]               # key -> row label, in order
     nominal_s: float                          # the motion's length as written
     lying: set[Hashable] = field(default_factory=set)   # lie-down steps
+    posing: set[Hashable] = field(default_factory=set)  # pose steps (a knee may touch)
     # A getup (config fall.except_scripts): it goes down to the floor and
     # comes up on purpose, so its steps may tilt and touch; only the end counts.
     getup: bool = False
@@ -550,7 +561,8 @@ def _play_steps(trial: Trial, report: Report, blocks: Sequence[Block], motion_id
                        f"{_s(b.duration / hz) if b.duration else f'continuous, {_s(CONTINUOUS_S)} of it'})"
                     for i, b in enumerate(blocks)},
                    sum(b.duration or hold for b in blocks) / hz,
-                   {i for i, b in enumerate(blocks) if b.mode in LIE_DOWN_MODES})
+                   {i for i, b in enumerate(blocks) if b.mode in LIE_DOWN_MODES},
+                   {i for i, b in enumerate(blocks) if b.mode in POSE_MODES})
     keys: dict[int, Hashable] = {}      # uid of a block the queue plays -> its key
 
     def locate() -> Hashable | None:
@@ -671,7 +683,7 @@ def _judge(trial: Trial, report: Report, origin: int, run: _Run, steps: _Steps,
     for key, a, b in run.segments:
         down = run.fell_row is not None and run.fell_row < a
         report.rows.append(_row(trial, steps.label(key), origin, a, b, key in steps.lying, down,
-                                tipping=steps.getup))
+                                tipping=steps.getup, posing=key in steps.posing))
     if run.stopped:
         played = {key for key, _, _ in run.segments}
         report.unreached = [label for key, label in steps.labels.items() if key not in played]
@@ -680,8 +692,10 @@ def _judge(trial: Trial, report: Report, origin: int, run: _Run, steps: _Steps,
     else:
         a = len(trial.trace.t)
         trial.run(SETTLE_S, heartbeat=heartbeat)
+        last = run.segments[-1][0] if run.segments else None
         report.rows.append(_row(trial, f"after the end ({_s(SETTLE_S)})", origin, a,
-                                len(trial.trace.t), False, run.fell_row is not None))
+                                len(trial.trace.t), False, run.fell_row is not None,
+                                posing=last in steps.posing))
     end = len(trial.trace.t)
     report.seconds = (end - origin) / trial.cfg.tick_hz
     report.slip = _slip(trial, origin, end)
@@ -689,9 +703,10 @@ def _judge(trial: Trial, report: Report, origin: int, run: _Run, steps: _Steps,
 
 
 def _row(trial: Trial, label: str, origin: int, a: int, b: int, lying: bool,
-         down: bool = False, tipping: bool = False) -> Row:
+         down: bool = False, tipping: bool = False, posing: bool = False) -> Row:
     """The metrics of trace rows [a, b), times from row `origin`; a
-    `tipping` row (a getup's) may pass the fall tilt."""
+    `tipping` row (a getup's) may pass the fall tilt; in a `posing` row a
+    limb may touch the floor, the torso (trunk_geoms) not."""
     tr, hz = trial.trace, trial.cfg.tick_hz
     rpy = np.array(tr.rpy[a:b])
     tilt = np.max(np.abs(rpy[:, :2]), axis=1)
@@ -702,7 +717,39 @@ def _row(trial: Trial, label: str, origin: int, a: int, b: int, lying: bool,
                fell_at=(a + int(over[0]) - origin) / hz if len(over) else None,
                tilt=float(tilt.max()), trunk_s=sum(1 for o in others if o) / hz,
                trunk_geoms=tuple(sorted(set().union(*others))), slip=_slip(trial, a, b),
-               saturation=float(np.mean(tr.saturated[a:b])), lying=lying, down=down)
+               saturation=float(np.mean(tr.saturated[a:b])), lying=lying, down=down,
+               kneeling=posing and _posed_touch(trial, a, others))
+
+
+def _posed_touch(trial: Trial, a: int, others: list[frozenset[str]]) -> bool:
+    """Every contact of these rows (from trace row `a`) is a limb's, never
+    the torso's, that the commanded pose puts within POSE_TOUCH of the
+    ground: the joint targets sent that tick, on the body where it was."""
+    touched = set().union(*others)
+    if not touched:
+        return True
+    if touched & trunk_geoms(trial):
+        return False
+    robot, tr = trial.robot, trial.trace
+    model = robot.model
+    data = mujoco.MjData(model)
+    ground = np.flatnonzero(robot.is_ground)
+    ids = {name: model.geom(name).id for name in touched}
+    for k, names in enumerate(others):
+        if not names:
+            continue
+        i = a + k
+        data.qpos[:] = robot.data.qpos
+        data.qpos[0:3] = tr.position[i]
+        data.qpos[3:7] = tr.orientation[i]
+        mm = robot.model_map
+        data.qpos[robot.qadr] = tr.q_des[i] if mm.identity else mm.positions_to_wire(tr.q_des[i])
+        mujoco.mj_kinematics(model, data)
+        for name in names:
+            gap = min(mujoco.mj_geomDistance(model, data, ids[name], int(g), 1.0, None) for g in ground)
+            if gap > POSE_TOUCH:
+                return False
+    return True
 
 
 def _slip(trial: Trial, a: int, b: int) -> float:

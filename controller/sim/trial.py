@@ -38,6 +38,8 @@ class Trace:
     velocity: list[np.ndarray] = field(default_factory=list)          # world
     body_velocity: list[np.ndarray] = field(default_factory=list)     # base frame, (vx, vy, wz)
     contacts: list[frozenset[str]] = field(default_factory=list)
+    orientation: list[np.ndarray] = field(default_factory=list)       # body quaternion w, x, y, z
+    q_des: list[np.ndarray] = field(default_factory=list)             # the joint targets sent
     feet: list[np.ndarray] = field(default_factory=list)              # (legs, 3) world
     # Horizontal world velocity of each foot's material point at its ground
     # contact (under the ball's centre, at the sole's centre): a foot that rolls
@@ -186,6 +188,8 @@ class Trial:
         body = rot.T @ truth.velocity
         tr.body_velocity.append(np.array([body[0], body[1], (rot @ truth.angular_velocity)[2]]))
         tr.contacts.append(truth.contacts)
+        tr.orientation.append(truth.quaternion)
+        tr.q_des.append(self.ctl.kernel.pos.copy())
         tr.feet.append(robot.data.site_xpos[self.foot_sites].copy())
         tr.foot_slide.append(self._foot_slide())
         tr.saturated.append(bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9)))
