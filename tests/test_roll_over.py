@@ -79,3 +79,35 @@ def test_a_roll_over_that_does_nothing_is_reported_failed_not_standing(tmp_path)
     assert failure is not None and "after 4 roll-overs" in failure
     assert "RECOVERY_STAND failed" in trial.ctl.counters.last_error
     assert max(trial.trace.bar) == 0
+
+
+@pytest.mark.parametrize("robot, rpy, mirrored", [
+    ("go2", (-math.pi / 2, 0.0, 0.0), True),         # on its left side: the short way is the mirror image
+    ("go2", (math.pi / 2, 0.0, 0.0), False),         # on its right side: the roll-over's own way
+    ("go2", (math.pi, 0.0, 0.0), False),             # on its back
+    ("cyberdog2", (-math.pi / 2, 0.0, 0.0), False),  # roll_through 0: it falls onto its back first
+])
+def test_the_first_roll_takes_the_short_way_to_the_belly(robot: str, rpy, mirrored: bool) -> None:
+    """scripts.recovery.roll_through (Go2: 1, the roll-over turns the body
+    left side up): lying on the other side, the first roll is the mirror image."""
+    cfg = load_config(ROOT / "config" / f"{robot}.yaml")
+    assert cfg.scripts is not None and cfg.scripts.roll_through == (1 if robot == "go2" else 0)
+    trial = Trial(cfg)
+    trial.robot.place(cfg.fold_pose, rpy)
+    trial.send(12)
+    for _ in range(20):
+        trial.tick()
+    rec = trial.ctl.fsm.behaviours[12]
+    assert isinstance(rec, RecoveryStand) and rec.rolled == 1 and rec.mirror_first == mirrored
+    assert rec.roll is not None and rec.roll.trajectory.name.endswith(" mirrored") == mirrored
+
+
+def test_roll_through_is_a_sign(tmp_path: Path) -> None:
+    from controller.robot.config import ConfigError
+    root = tmp_path / "cfg"
+    shutil.copytree(ROOT / "config", root)
+    shutil.copytree(ROOT / "gaits", tmp_path / "gaits")      # config paths are relative
+    text = (root / "go2.yaml").read_text()
+    (root / "go2.yaml").write_text(text.replace("roll_through: 1", "roll_through: 0.5"))
+    with pytest.raises(ConfigError, match="roll_through: expected -1, 0 or 1, got 0.5"):
+        load_config(root / "go2.yaml")

@@ -15,7 +15,9 @@ entry, or any tick of the stand plan: the IMU may come in late, the body may
 fall) plays
 the config's roll-over (`scripts.recovery.roll_back`, optimised in physics by
 `motionctl optimise roll-back`; CyberDog 2 lying on a side with its legs
-folded falls onto its back, so one roll-over serves both). After each roll
+folded falls onto its back, so one roll-over serves both; a robot that stays
+on its side starts with the mirror image when it lies on the side the
+roll-over does not turn through, `scripts.recovery.roll_through`). After each roll
 the IMU is read again, and a robot still down rolls again the other way (the
 mirror image), up to MAX_ROLLS rolls; then the stand plan runs from wherever
 the legs are. Progress stays 0 while rolling; a robot
@@ -28,6 +30,7 @@ instead, reporting the SPEC milestones.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +64,7 @@ CROUCH_HEIGHT = 0.18
 # stand up (60 degrees from upright).
 ROLL_UP_LIMIT = 0.5
 MAX_ROLLS = 4
+SIDE_MARGIN = 0.5          # rad from the back or the belly: a body counts as on a side
 ROLL_SETTLE_TICKS = 100
 
 
@@ -94,6 +98,7 @@ class RecoveryStand(Behaviour):
         self.roll: TrajectoryPlayback | None = None
         self.roll_end = 0
         self.rolled = 0
+        self.mirror_first = False     # the first roll is the mirror image
         self.failed: str | None = None
 
     @property
@@ -107,6 +112,7 @@ class RecoveryStand(Behaviour):
         self.bar = 0
         self.side_gait = 0
         self.rolled = 0
+        self.mirror_first = False
         self.failed = None
         self.roll = None
         if not self._wants_side(ctx) and self._start_roll(ctx):
@@ -127,12 +133,26 @@ class RecoveryStand(Behaviour):
         if self.rolled >= MAX_ROLLS:
             self.failed = f"still lying on its back or side after {MAX_ROLLS} roll-overs"
             return False
-        traj = self.rolls["back" if self.rolled % 2 == 0 else "mirrored"]
+        if self.rolled == 0:
+            self.mirror_first = self._short_way_is_mirrored(ctx)
+        mirrored = (self.rolled % 2 == 1) != self.mirror_first
+        traj = self.rolls["mirrored" if mirrored else "back"]
         self.roll = TrajectoryPlayback(traj, self.robot.dt)
         self.roll.start(self.kernel, ctx.tick, self.entry_pose(ctx, ENTRY_TOLERANCE))
         self.roll_end = ctx.tick + traj.total_ticks + ROLL_SETTLE_TICKS
         self.rolled += 1
         return True
+
+    def _short_way_is_mirrored(self, ctx: TickContext) -> bool:
+        """A body lying on the side the roll-over does not turn through
+        (`scripts.recovery.roll_through`) starts with the mirror image: the
+        roll-over would first throw it onto its back and then have to turn
+        it 270 degrees."""
+        sc, body = self.robot.cfg.scripts, ctx.body
+        if sc is None or not sc.roll_through or body is None:
+            return False
+        roll = math.atan2(float(body.rot[2, 1]), float(body.rot[2, 2]))
+        return -math.pi + SIDE_MARGIN < sc.roll_through * roll < -SIDE_MARGIN
 
     def _run_roll(self, ctx: TickContext) -> None:
         assert self.roll is not None

@@ -47,6 +47,11 @@ class ScriptsConfig:
     # The recovery stand's roll-over (controller/behaviours/recovery.py):
     # "back", the trajectory from lying on the back (and its mirror image).
     rolls: dict[str, str] | None = None
+    # The sign of the body's roll angle the roll-over turns it through (+1:
+    # left side up on the way). A body lying on the other side starts with
+    # the mirror image, the short way to its belly. 0: always the roll-over
+    # first (a robot that falls from a side onto its back, as CyberDog 2).
+    roll_through: int = 0
 
 
 def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> ScriptsConfig:
@@ -110,12 +115,16 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
                 rear = (after, rc.number("min_pitch", 0.0, 1.6))
             modes[int(m)] = ScriptedModeConfig(gaits, progress, er.number("settle_ms", 0.0, 5000.0, 0.0),
                                                er.get("keeps_target", bool, False), kind, rear)
-    rolls = None
+    rolls, roll_through = None, 0
     if "recovery" in sr.data:
         rr = sr.sub("recovery")
-        unknown = sorted(set(rr.data) - {"roll_back"})
+        unknown = sorted(set(rr.data) - {"roll_back", "roll_through"})
         if unknown:
-            raise rr.fail(unknown[0], "unknown key (known: roll_back)")
+            raise rr.fail(unknown[0], "unknown key (known: roll_back, roll_through)")
+        through = rr.number("roll_through", -1, 1, 0)
+        if through not in (-1, 0, 1):
+            raise rr.fail("roll_through", f"expected -1, 0 or 1, got {through}")
+        roll_through = int(through)
         if not trajectories:
             raise rr.fail("roll_back", "the roll-over needs `scripts.trajectories` directories")
         rolls = {"back": rr.get("roll_back", str)}
@@ -123,7 +132,7 @@ def load_scripts(r: Reader, path: Path, names: list[str], fsm: FsmTable) -> Scri
         directories=tuple(directories),
         default_priority=int(sr.number("default_priority", *PRIORITY_RANGE, 15)),
         mode=mode, mirror_pairs=tuple(pairs), mirror_negate=negate, modes=modes,
-        trajectories=tuple(trajectories), rolls=rolls)
+        trajectories=tuple(trajectories), rolls=rolls, roll_through=roll_through)
 
 
 def _directories(sr: Reader, path: Path, key: str, default: Any = ...) -> list[Path]:
