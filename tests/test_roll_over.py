@@ -87,7 +87,8 @@ def test_a_roll_over_that_does_nothing_is_reported_failed_not_standing(tmp_path)
     ("go2", (math.pi, 0.0, 0.0), False),             # on its back
     ("cyberdog2", (-math.pi / 2, 0.0, 0.0), False),  # roll_through 0: it falls onto its back first
 ])
-def test_the_first_roll_takes_the_short_way_to_the_belly(robot: str, rpy, mirrored: bool) -> None:
+def test_the_first_roll_takes_the_short_way_to_the_belly(robot: str, rpy: tuple[float, float, float],
+                                                         mirrored: bool) -> None:
     """scripts.recovery.roll_through (Go2: 1, the roll-over turns the body
     left side up): lying on the other side, the first roll is the mirror image."""
     cfg = load_config(ROOT / "config" / f"{robot}.yaml")
