@@ -70,11 +70,12 @@ def test_the_commanded_path_integrates_the_steps() -> None:
     assert path.distance == pytest.approx(0.15, abs=1e-9)
     # Turning while it sidesteps: the arc's chord, 0.15 m x sinc(0.9).
     assert math.hypot(path.x, path.y) == pytest.approx(0.15 * math.sin(0.9) / 0.9, rel=1e-3)
-    # A window clamps: 50 (special pronk) takes no velocity; 16/4 jumps 0.286 m.
+    # A window clamps: 50 (special pronk) takes no velocity; 16/4 jumps the
+    # 30 cm its trajectory file is named for (0.286 m at its data end, in flight).
     pronk = [Block(mode=11, gait_id=50, vel_des=(0.5, 0.0, 0.0), duration=1000),
              Block(mode=16, gait_id=4, duration=395)]
     path = commanded_path(pronk, gaits.get, CFG.dt)
-    assert (path.x, path.y, path.yaw) == pytest.approx((0.286, 0.0, 0.0))
+    assert (path.x, path.y, path.yaw) == pytest.approx((0.30, 0.0, 0.0))
 
 
 def test_an_ordinary_gaits_path_ramps_and_couples_as_the_walk_does() -> None:
