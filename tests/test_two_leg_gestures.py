@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from controller.behaviours.two_leg import GESTURE_LEAD_S, TwoLegStand
+from controller.behaviours.two_leg import GESTURE_LEAD_S, GESTURE_SETTLE_S, GIVE_UP_TOUCHES, TwoLegStand
 from controller.motion import gestures
 from controller.robot.config import load_config
 from controller.sim.model import World
@@ -119,4 +119,21 @@ def test_a_hand_in_the_swing_is_felt_the_swing_turns_back_and_the_greeting_ends_
     trial.run(gestures.REBOUND_TICKS * CFG.dt + 0.1)
     assert 0.5 < stand.swing_phase % 1.0 < 1.0           # turned back: on the way home
     trial.robot.place_obstacle(False)                    # the hand is taken away
+    finish(trial, stand, start, 21.0)
+
+
+def test_a_hand_that_stays_in_the_swing_ends_the_greeting_early_on_four_feet() -> None:
+    # Gesture 7 turns back 100 ticks after each touch and swings out again: a
+    # hand left there is touched on every swing out, and each touch pitches
+    # the trunk on two legs. After GIVE_UP_TOUCHES the greeting ends early.
+    trial, stand, start = greet(7, World.from_spec({"obstacle": HAND}, "test"))
+    while not (stand.stage == "greet" and stand.watch.filtered is not None):
+        trial.tick()
+    trial.robot.place_obstacle()
+    began = stand.stage_tick
+    while stand.stage == "greet":
+        trial.tick()
+    assert stand.swing_contacts == GIVE_UP_TOUCHES
+    played = (trial.ctl.tick - began) * CFG.dt
+    assert played < GESTURE_SETTLE_S + GESTURE_LEAD_S + gestures.length(7) - 1.0
     finish(trial, stand, start, 21.0)

@@ -45,6 +45,10 @@ GRAVITY_G = 9.81
 WAVE_GAITS = (0, 10)                # the greeting is motiond's wave; 1-9, 11-14 the SPEC's gestures
 SWING_GAITS = (6, 7)                # the front right foot feels for an obstacle
 STOP_BACKOFF = 0.05                 # of a swing period: where a stopped swing rests
+# A hand that stays in the swing is touched again and again, and each touch
+# pitches the trunk on two legs (±0.3 rad): after this many the greeting ends
+# early, with the foot resting clear of it, and the robot comes down.
+GIVE_UP_TOUCHES = 3
 GESTURE_SETTLE_S = 0.0              # s: before the lead-in (a longer stay folded drifts the pitch)
 GESTURE_LEAD_S = 0.5                # s: the folded front feet move to the gestures' start
 PAST_VERTICAL = math.pi / 2         # rad nose up: the trunk has gone over, whatever its reference
@@ -336,7 +340,9 @@ class TwoLegStand(Behaviour):
         front = self._front_joints(rel, ctx)
         if not self._balance_tick(ctx, Ref(-self.plan.pitch), 0.0, front):
             return
-        if self._over(ctx, GESTURE_SETTLE_S + GESTURE_LEAD_S + gestures.length(self.gait)):
+        blocked = self.gait in SWING_GAITS and self.swing_contacts >= GIVE_UP_TOUCHES \
+            and self.swing_stopped is not None
+        if blocked or self._over(ctx, GESTURE_SETTLE_S + GESTURE_LEAD_S + gestures.length(self.gait)):
             self.front0 = front
             self._begin(ctx, "reach")
 
