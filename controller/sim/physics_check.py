@@ -619,6 +619,7 @@ def _standing(cfg: Config, events: list[msgs.motion_event_t] | None = None,
 
     listening = events is not None or answers is not None
     trial = Trial(cfg, recorder=record if listening else None)
+    trial.keep_targets = True     # a limb's contact is judged against the pose commanded
     trial.send(STAND_MODE)
     trial.run(PRELUDE_S)
     return trial
@@ -731,6 +732,8 @@ def _posed_touch(trial: Trial, a: int, others: list[frozenset[str]]) -> bool:
     if touched & trunk_geoms(trial):
         return False
     robot, tr = trial.robot, trial.trace
+    if len(tr.q_des) != len(tr.t):
+        return False                  # the targets were not kept: nothing allows the contact
     model = robot.model
     data = mujoco.MjData(model)
     ground = np.flatnonzero(robot.is_ground)

@@ -38,8 +38,11 @@ class Trace:
     velocity: list[np.ndarray] = field(default_factory=list)          # world
     body_velocity: list[np.ndarray] = field(default_factory=list)     # base frame, (vx, vy, wz)
     contacts: list[frozenset[str]] = field(default_factory=list)
-    orientation: list[np.ndarray] = field(default_factory=list)       # body quaternion w, x, y, z
-    q_des: list[np.ndarray] = field(default_factory=list)             # the joint targets sent
+    # Only when Trial.keep_targets (motionctl validate --physics judges a
+    # limb's contact against the pose commanded): the body's quaternion
+    # w, x, y, z and the joint targets sent.
+    orientation: list[np.ndarray] = field(default_factory=list)
+    q_des: list[np.ndarray] = field(default_factory=list)
     feet: list[np.ndarray] = field(default_factory=list)              # (legs, 3) world
     # Horizontal world velocity of each foot's material point at its ground
     # contact (under the ball's centre, at the sole's centre): a foot that rolls
@@ -90,6 +93,7 @@ class Trial:
         self.pending: list[tuple[str, bytes]] = []
         self.heartbeat: bytes | None = None
         self.trace = Trace()
+        self.keep_targets = False     # record Trace.orientation and q_des too
         # The feet: the model's geoms named <leg>_foot, each with a site at its
         # contact point (<leg>_foot on a quadruped, <leg>_sole on a humanoid).
         model = self.robot.model
@@ -188,8 +192,9 @@ class Trial:
         body = rot.T @ truth.velocity
         tr.body_velocity.append(np.array([body[0], body[1], (rot @ truth.angular_velocity)[2]]))
         tr.contacts.append(truth.contacts)
-        tr.orientation.append(truth.quaternion)
-        tr.q_des.append(self.ctl.kernel.pos.copy())
+        if self.keep_targets:
+            tr.orientation.append(truth.quaternion)
+            tr.q_des.append(self.ctl.kernel.pos.copy())
         tr.feet.append(robot.data.site_xpos[self.foot_sites].copy())
         tr.foot_slide.append(self._foot_slide())
         tr.saturated.append(bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9)))
