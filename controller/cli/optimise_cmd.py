@@ -28,8 +28,9 @@ the body ends; the recovery stand (mode 12) plays it and its mirror image as
 its IMU says. CMA-ES (the `cma` package) searches the phases' durations,
 poses, gains and torques through the controller's own trajectory player. A jump's score is its worst over the
 margin worlds (trunk mass x0.9 and x1.1, floor friction 0.5 and 1.0, and the
-unchanged world), the roll-over's its mean (the recovery retries), unless
---nominal. --mirror also writes the left-right mirror image (a right turn
+unchanged world; forward-stair also off 10, 15 and 20 cm platforms, where
+it must land 0.45-0.75 m on), the roll-over's its mean (the recovery retries); --nominal
+drops the margin worlds. --mirror also writes the left-right mirror image (a right turn
 from a left one). Point the config's `scripts.trajectories`, its mode-16
 gaits and `scripts.recovery` at the files. Takes a few minutes on two cores."""
 
@@ -93,8 +94,7 @@ def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    from controller.sim.model import World
-    from controller.sim.motion_optimiser import GOALS, MARGIN_WORLDS, build, mirror, optimise
+    from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
 
     if cfg.kind != "quadruped" or cfg.num_joints != 12:
         print(f"motionctl: optimise: {cfg.path} is not a 12-joint quadruped", file=sys.stderr)
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         except (OSError, ValueError) as exc:
             print(f"motionctl: optimise: --start {args.start}: {exc}", file=sys.stderr)
             return EXIT_ERROR
-    worlds = (World(),) if args.nominal else MARGIN_WORLDS
+    worlds = goal.worlds(args.nominal)
     started = time.monotonic()
 
     def progress(generation: int, cost: float, outcomes: list[dict[str, Any]]) -> None:
@@ -140,6 +140,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
               f"--generations {args.generations} --seed {args.seed}"
               f"{f' --start {args.start.name}' if args.start else ''}"
               f"{f' --sigma {args.sigma:g}' if args.sigma is not None else ''}"
+              f"{f' --population {args.population}' if args.population else ''}"
               f"{' --nominal' if args.nominal else ''}\n"
               "(controller/sim/motion_optimiser.py; the format: controller/motion/trajectory.py).\n"
               "Regenerate it rather than editing it by hand. `outcomes` are what the physics\n"

@@ -56,6 +56,16 @@ MARGIN_WORLDS = (World(), World(trunk_mass_scale=0.9), World(trunk_mass_scale=1.
                  World(friction=0.5), World(friction=1.0))
 
 SETTLE_S = 1.0           # the stand held before the jump starts
+
+# A jump down a stair (mode 16 id 9) is also rolled out off a platform whose
+# edge is this far ahead of the body's start, onto the floor below: CyberDog
+# 2's front feet 10 cm and its rear feet 0.42 m behind it (the scorecard's
+# stair rows, where the stand-up ends 6 cm further on, leave 4 and 36 cm).
+STAIR_EDGE = 0.25        # m
+# Off a stair the flight lasts longer than on the flat, so the jump lands
+# further; there it need only clear the edge with its rear feet and land
+# within this (the scorecard's stair rows).
+STAIR_TRAVEL = (0.45, 0.75)  # m
 AFTER_S = 0.8            # watched after the trajectory ends
 
 
@@ -143,6 +153,13 @@ class Goal:
     rise: float = 0.0         # m: apex base height over the start, at least
     turning: bool = False
     roll_start: float | None = None   # a roll-over: lying folded at this roll (rad)
+    stairs: tuple[float, ...] = ()    # also jump off platforms this high (m)
+
+    def worlds(self, nominal: bool = False) -> tuple[World, ...]:
+        """Where a candidate is rolled out: the margin worlds (or only the
+        unchanged one) and, for a jump down a stair, each stair."""
+        flat = (World(),) if nominal else MARGIN_WORLDS
+        return flat + tuple(World(drop=h, at=STAIR_EDGE) for h in self.stairs)
 
     def params(self, cfg: Config) -> tuple[Param, ...]:
         if self.roll_start is None:
@@ -161,7 +178,7 @@ GOALS = {
     "yaw-left": Goal("yaw-left", yaw=math.pi / 2, turning=True),
     "forward": Goal("forward", travel=0.6),
     "forward-short": Goal("forward-short", travel=0.3),
-    "forward-stair": Goal("forward-stair", travel=0.5),
+    "forward-stair": Goal("forward-stair", travel=0.5, stairs=(0.10, 0.15, 0.20)),
     "left": Goal("left", lateral=0.2),
     "up": Goal("up", rise=0.30),
     "roll-back": Goal("roll-back", roll_start=math.pi),
@@ -306,7 +323,8 @@ class Rollout:
     def __init__(self, cfg: Config, world: World | None = None, roll_start: float | None = None) -> None:
         self.cfg = cfg
         self.robot = PhysicsRobot(cfg, world)
-        self.label = (world or World()).label
+        self.world = world or World()
+        self.label = self.world.label
         kin = _kinematics(cfg)
         stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
         self.stand = stand.reshape(-1)
@@ -396,8 +414,9 @@ def _outside(error: float, band: float) -> float:
     return (max(0.0, abs(error) - band) / 0.01) ** 2
 
 
-def cost(goal: Goal, o: Outcome, stand_height: float) -> float:
-    """Lower is better; each term is about 1 at its tolerance."""
+def cost(goal: Goal, o: Outcome, stand_height: float, stair: bool = False) -> float:
+    """Lower is better; each term is about 1 at its tolerance. `stair`: the
+    rollout jumped off a platform (travel need only be within STAIR_TRAVEL)."""
     if goal.roll_start is not None:
         # Upright at the end; how upright it got on the way guides the search.
         return (1.0 - o.up) - 0.5 * (1.0 + o.best_up) + 2.0 * o.saturation
@@ -412,6 +431,9 @@ def cost(goal: Goal, o: Outcome, stand_height: float) -> float:
         j += (o.yaw / 0.08) ** 2 + (o.lateral / 0.08) ** 2
         if goal.rise > 0:
             j += (max(0.0, goal.rise - o.rise) / 0.02) ** 2 + (o.travel / 0.1) ** 2
+        elif stair:
+            low, high = STAIR_TRAVEL
+            j += _outside(o.travel - (low + high) / 2, (high - low) / 2)
         else:
             j += ((o.travel - goal.travel) / 0.05) ** 2 + _outside(o.travel - goal.travel, TRAVEL_BAND)
     # Any touch of the ground but by a foot costs as much as missing the goal
@@ -443,7 +465,9 @@ def _evaluate(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
     rows = []
     for r in _worker["rollouts"]:
         o = r.run(traj)
-        rows.append({"world": r.label, **o.as_dict(), "cost": round(cost(goal, o, cfg.stand_height), 4)})
+        stair = r.world.drop > 0
+        rows.append({"world": r.label, **o.as_dict(),
+                     "cost": round(cost(goal, o, cfg.stand_height, stair), 4)})
     costs = [row["cost"] for row in rows]
     # A jump must work in every world; a roll-over is retried by the recovery
     # stand as its IMU says, so it is judged on its average.
