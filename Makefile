@@ -43,10 +43,15 @@ spy: build
 	$(VENV)/bin/motionctl spy $(ARGS)
 
 # Every test that opens a udpm:// socket must stay off the host network: the
-# whole suite runs inside a fresh network namespace (tests/netns.sh). The 25
-# slowest tests are listed at the end, to keep the suite's time in view.
+# whole suite runs inside a fresh network namespace (tests/netns.sh). Two
+# passes: the tests without sockets spread over TEST_JOBS processes
+# (pytest-xdist, one module per process at a time so module fixtures are built
+# once), then the udpm tests one at a time, so the daemons they start, many
+# held to real-clock bounds, share the CPU with nothing else of the suite.
+# Each pass lists its 20 slowest tests, to keep the suite's time in view.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: build wheelhouse
-	tests/netns.sh $(PY) -m pytest -q --durations=25 $(ARGS)
+	tests/netns.sh tests/run.sh $(PY) $(TEST_JOBS) $(ARGS)
 
 # Lint and types over controller/ and tests/ (settings in pyproject.toml);
 # CI runs it before `make test`.
@@ -115,7 +120,7 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" "cma>=3.3" pytest hypothesis matplotlib ruff mypy types-PyYAML
+	    pillow "quadprog>=0.1.12" "cma>=3.3" pytest pytest-xdist hypothesis matplotlib ruff mypy types-PyYAML
 	touch $@
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.

@@ -48,6 +48,7 @@ def test_kernel_bench_times_all_three_versions():
     assert len(bench.report(result)) == 6
 
 
+@pytest.mark.udpm
 def test_realtime_bench_measures_the_daemon_and_the_baseline():
     """Two seconds of the quiet condition, over udpm in this test's netns."""
     bench = load("rt_bench")

@@ -8,12 +8,14 @@ import time
 from pathlib import Path
 
 import lcm
+import pytest
 
 from controller.robot.config import load_config
 from controller.service.recorder import Recorder
 from controller.service.recording import PortLog, events, port_files
 
 CFG = load_config()
+pytestmark = pytest.mark.udpm
 CH = CFG.lcm.channels
 
 

@@ -159,16 +159,19 @@ def test_the_stair_jump_is_scored_off_each_stair_where_only_clearing_it_and_the_
     assert goal.worlds()[:len(MARGIN_WORLDS)] == MARGIN_WORLDS
     assert [(w.drop, w.at) for w in stairs] == [(0.10, STAIR_EDGE), (0.15, STAIR_EDGE), (0.20, STAIR_EDGE)]
     assert GOALS["forward"].worlds() == MARGIN_WORLDS and len(goal.worlds(nominal=True)) == 4
-    clean = dict(end_on_feet=True, end_height=CFG.stand_height)
+    def landed(travel: float, trunk_contact_s: float = 0.0) -> Outcome:
+        return Outcome(travel=travel, trunk_contact_s=trunk_contact_s, end_on_feet=True,
+                       end_height=CFG.stand_height)
+
     low, high = STAIR_TRAVEL
-    inside = [cost(goal, Outcome(travel=t, **clean), CFG.stand_height, stair=True)
+    inside = [cost(goal, landed(t), CFG.stand_height, stair=True)
               for t in (low + 0.001, (low + high) / 2, high - 0.001)]
     assert max(inside) == pytest.approx(0.0, abs=1e-9)
     # On a stair a jump short of the band or past it costs like a miss; on the
     # flat the same 0.7 m is 0.2 m past the goal.
-    assert cost(goal, Outcome(travel=low - 0.03, **clean), CFG.stand_height, stair=True) > 5.0
-    assert cost(goal, Outcome(travel=high + 0.03, **clean), CFG.stand_height, stair=True) > 5.0
-    assert cost(goal, Outcome(travel=0.7, **clean), CFG.stand_height) > 100.0
+    assert cost(goal, landed(low - 0.03), CFG.stand_height, stair=True) > 5.0
+    assert cost(goal, landed(high + 0.03), CFG.stand_height, stair=True) > 5.0
+    assert cost(goal, landed(0.7), CFG.stand_height) > 100.0
     # A shank that strikes the edge costs as much as off the stair as anywhere.
-    struck = cost(goal, Outcome(travel=0.6, trunk_contact_s=0.01, **clean), CFG.stand_height, stair=True)
+    struck = cost(goal, landed(0.6, trunk_contact_s=0.01), CFG.stand_height, stair=True)
     assert struck >= 30.0
