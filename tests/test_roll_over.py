@@ -16,6 +16,7 @@ import yaml
 from controller.behaviours.recovery import RecoveryStand
 from controller.motion.trajectory import load
 from controller.robot.config import Config, load_config
+from controller.sim.model import World
 from controller.sim.trial import Trial
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,9 +25,9 @@ FEET = {f"{leg}_foot" for leg in ("FR", "FL", "RR", "RL")}
 
 
 def stand_from(rpy: tuple[float, float, float], seconds: float = 8.0,
-               cfg: Config = CFG) -> tuple[Trial, float | None]:
+               cfg: Config = CFG, world: World | None = None) -> tuple[Trial, float | None]:
     """Lying folded at `rpy`, send 12; the time the bar first read 100 (None: never)."""
-    trial = Trial(cfg)
+    trial = Trial(cfg, world=world)
     trial.robot.place(cfg.fold_pose, rpy)
     trial.send(12)
     for tick in range(int(seconds * cfg.tick_hz)):
@@ -112,3 +113,29 @@ def test_roll_through_is_a_sign(tmp_path: Path) -> None:
     (root / "go2.yaml").write_text(text.replace("roll_through: 1", "roll_through: 0.5"))
     with pytest.raises(ConfigError, match="roll_through: expected -1, 0 or 1, got 0.5"):
         load_config(root / "go2.yaml")
+
+
+@pytest.mark.parametrize("roll", [math.pi / 2, -math.pi / 2 + 0.02], ids=["right side", "left side, 1 degree off"])
+def test_from_a_side_one_roll_stands_cyberdog2_up_even_with_a_10_percent_heavier_trunk(roll: float) -> None:
+    """The roll-over is also optimised from lying on either side and 0.05 rad
+    either way, rolled at once as the recovery does (side_starts). The one
+    made from the back alone pushed while the body was still falling onto
+    its back: 10 % heavier, it rocked back from 55 degrees and took 2 or 4
+    rolls, depending on the start angle by a degree."""
+    trial, done = stand_from((roll, 0.0, 0.0), world=World(trunk_mass_scale=1.1))
+    rec = trial.ctl.fsm.behaviours[12]
+    assert isinstance(rec, RecoveryStand) and rec.rolled == 1
+    assert done is not None and done <= 4.5, f"stood at {done} s"
+    truth = trial.robot.truth()
+    assert max(abs(truth.rpy[0]), abs(truth.rpy[1])) < 0.1 and truth.contacts == FEET
+
+
+def test_a_roll_over_is_also_scored_from_the_sides_it_is_played_on() -> None:
+    from controller.sim.motion_optimiser import GOALS, side_starts
+    go2 = load_config(ROOT / "config" / "go2.yaml")
+    half = math.pi / 2
+    assert side_starts(CFG, GOALS["roll-back"]) == pytest.approx(
+        (half, half - 0.05, half + 0.05, -half, -half - 0.05, -half + 0.05))
+    # Go2 (roll_through 1) plays the mirror image on its left side.
+    assert side_starts(go2, GOALS["roll-back"]) == pytest.approx((half, half - 0.05, half + 0.05))
+    assert side_starts(CFG, GOALS["forward"]) == ()

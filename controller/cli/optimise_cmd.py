@@ -23,16 +23,18 @@ start) are crouch, push with feed-forward torques, flight, landing and
 settle, per leg pair, rolled out from a settled stand and scored on the
 body's ground truth: the goal, landing on the four feet upright, no trunk
 contact, back at the stand height. The roll-over (roll-back: from lying on
-the back) is four free joint-space phases and a fold, scored on how upright
-the body ends; the recovery stand (mode 12) plays it and its mirror image as
-its IMU says. CMA-ES (the `cma` package) searches the phases' durations,
-poses, gains and torques through the controller's own trajectory player. A jump's score is its worst over the
-margin worlds (trunk mass x0.9 and x1.1, floor friction 0.5 and 1.0, and the
-unchanged world; forward-stair also off 10, 15 and 20 cm platforms, where
-it must land 0.45-0.75 m on), the roll-over's its mean (the recovery retries); --nominal
-drops the margin worlds. --mirror also writes the left-right mirror image (a right turn
-from a left one). Point the config's `scripts.trajectories`, its mode-16
-gaits and `scripts.recovery` at the files. Takes a few minutes on two cores."""
+the back, and at once from each side the recovery plays it on) is four free
+joint-space phases and a fold, scored on how upright the body ends; the
+recovery stand (mode 12) plays it and its mirror image as its IMU says.
+CMA-ES (the `cma` package) searches the phases' durations, poses, gains and
+torques through the controller's own trajectory player. A jump's score is
+its worst over the margin worlds (trunk mass x0.9 and x1.1, floor friction
+0.5 and 1.0, and the unchanged world; forward-stair also off 10, 15 and 20
+cm platforms, where it must land 0.45-0.75 m on), the roll-over's its mean
+(the recovery retries); --nominal drops the margin worlds. --mirror also
+writes the left-right mirror image (a right turn from a left one). Point
+the config's `scripts.trajectories`, its mode-16 gaits and
+`scripts.recovery` at the files. Takes a few minutes on two cores."""
 
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so

@@ -154,6 +154,7 @@ class Goal:
     turning: bool = False
     roll_start: float | None = None   # a roll-over: lying folded at this roll (rad)
     stairs: tuple[float, ...] = ()    # also jump off platforms this high (m)
+    from_sides: bool = False          # a roll-over: also from lying on a side (side_starts)
 
     def worlds(self, nominal: bool = False) -> tuple[World, ...]:
         """Where a candidate is rolled out: the margin worlds (or only the
@@ -181,8 +182,21 @@ GOALS = {
     "forward-stair": Goal("forward-stair", travel=0.5, stairs=(0.10, 0.15, 0.20)),
     "left": Goal("left", lateral=0.2),
     "up": Goal("up", rise=0.30),
-    "roll-back": Goal("roll-back", roll_start=math.pi),
+    "roll-back": Goal("roll-back", roll_start=math.pi, from_sides=True),
 }
+
+
+def side_starts(cfg: Config, goal: Goal) -> tuple[float, ...]:
+    """Where a roll-over is also rolled out from, at once (no settling): a
+    side the recovery stand plays it on rather than its mirror image
+    (`scripts.recovery.roll_through`: 0 both, else the side of its sign),
+    lying on it and 0.05 rad either way, for a roll that does not hinge on
+    the exact angle."""
+    if goal.roll_start is None or not goal.from_sides:
+        return ()
+    through = cfg.scripts.roll_through if cfg.scripts is not None else 0
+    sides = (1.0, -1.0) if through == 0 else (float(through),)
+    return tuple(side * math.pi / 2 + d for side in sides for d in (0.0, -0.05, 0.05))
 
 
 def _fold(cfg: Config) -> np.ndarray:
@@ -320,11 +334,15 @@ class Rollout:
     """A physics body that starts every rollout from the same settled start:
     the stand, or (`roll_start`) lying folded at that roll angle."""
 
-    def __init__(self, cfg: Config, world: World | None = None, roll_start: float | None = None) -> None:
+    def __init__(self, cfg: Config, world: World | None = None, roll_start: float | None = None,
+                 settle: bool = True) -> None:
+        """`settle` False: the roll-over starts the moment the body is placed
+        (as the recovery stand rolls at once from a side), not after
+        SETTLE_S at rest."""
         self.cfg = cfg
         self.robot = PhysicsRobot(cfg, world)
         self.world = world or World()
-        self.label = self.world.label
+        self.label = self.world.label + ("" if settle else f", from roll {roll_start:+.2f}")
         kin = _kinematics(cfg)
         stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
         self.stand = stand.reshape(-1)
@@ -332,7 +350,7 @@ class Rollout:
         self.robot.place(hold, (0.0 if roll_start is None else roll_start, 0.0, 0.0))
         kp, kd = cfg.gains["recovery"].kp, cfg.gains["recovery"].kd
         zero = np.zeros(cfg.num_joints)
-        for _ in range(int(SETTLE_S * cfg.tick_hz)):
+        for _ in range(int(SETTLE_S * cfg.tick_hz) if settle else 1):
             self.robot.step(hold, zero, kp, kd, zero, cfg.dt)
         self.fall_tilt = 1.2 if roll_start is None else math.inf   # a roll-over is all tilt
         m = self.robot.model
@@ -456,7 +474,9 @@ def _init(config_path: str, goal_name: str, worlds: Sequence[World]) -> None:
     cfg = load_config(config_path)
     _worker["cfg"] = cfg
     _worker["goal"] = GOALS[goal_name]
-    _worker["rollouts"] = [Rollout(cfg, w, GOALS[goal_name].roll_start) for w in worlds]
+    goal = GOALS[goal_name]
+    _worker["rollouts"] = [Rollout(cfg, w, goal.roll_start) for w in worlds]
+    _worker["rollouts"] += [Rollout(cfg, w, start, settle=False) for w in worlds for start in side_starts(cfg, goal)]
 
 
 def _evaluate(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
