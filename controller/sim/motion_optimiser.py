@@ -472,11 +472,11 @@ _worker: dict[str, Any] = {}
 
 def _init(config_path: str, goal_name: str, worlds: Sequence[World]) -> None:
     cfg = load_config(config_path)
-    _worker["cfg"] = cfg
-    _worker["goal"] = GOALS[goal_name]
     goal = GOALS[goal_name]
-    _worker["rollouts"] = [Rollout(cfg, w, goal.roll_start) for w in worlds]
-    _worker["rollouts"] += [Rollout(cfg, w, start, settle=False) for w in worlds for start in side_starts(cfg, goal)]
+    _worker["cfg"] = cfg
+    _worker["goal"] = goal
+    _worker["rollouts"] = [Rollout(cfg, w, goal.roll_start) for w in worlds] + [
+        Rollout(cfg, w, start, settle=False) for w in worlds for start in side_starts(cfg, goal)]
 
 
 def _evaluate(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
