@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "controller"
 # From the top down: a module may import its own folder and any folder below.
-LAYERS = ("cli", "service", "sim", "core", "behaviours", "motion", "robot", "protocol", "")
+LAYERS = ("cli", "bridges", "service", "sim", "core", "behaviours", "motion", "robot", "protocol", "")
 # The bottom ("") is the package's own root: logs.py, __init__.py, and the
 # generated msgs/ and _kernel, which any layer may use.
 GENERATED = ("msgs", "_kernel")

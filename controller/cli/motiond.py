@@ -23,6 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "bridge's joint_state: the MuJoCo physics body (the default; robots "
                         "without a physics model yet fall back to the joint-space sim), or "
                         "`joint`, the joint-space sim that moves joints only")
+    p.add_argument("--bridge", metavar="NAME", default=None,
+                   help="drive a real robot through its maker's low-level wire, with the "
+                        "bridge in this process: `cyberdog2` (the motor SDK's LCM; the config's "
+                        "`bridge` section, e.g. config/cyberdog2_robot.yaml). Or run it beside "
+                        "motiond: `motionctl bridge NAME` (docs/REAL_ROBOT.md)")
     p.add_argument("--log-level", choices=LEVELS, default="info",
                    help="lowest log level written (default: %(default)s)")
     p.add_argument("--namespace", metavar="NAME", default=None,
@@ -35,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.sim is not None and args.bridge is not None:
+        parser.error("--sim and --bridge exclude each other: the robot is simulated or real")
     configure(args.log_level)
     log = get_logger("motiond")
     try:
@@ -59,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     planner = ProcessPlanner(cfg.balance, len(cfg.legs)) if cfg.balance is not None else None
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns(), planner=planner)
     sim, sim_kind = make_sim(cfg, ctl.kin, args.sim) if args.sim else (None, None)
+    if args.bridge is not None:
+        from controller.bridges.run import InProcessBridge
+        try:
+            sim = InProcessBridge(cfg, args.bridge)
+        except ConfigError as exc:
+            log.error("bridge_invalid", error=str(exc))
+            return 2
     if args.sim is not None and sim_kind != args.sim:
         log.warning("sim_fallback", asked=args.sim, running=sim_kind,
                     reason=f"no physics model for {cfg.robot} yet")
@@ -67,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, runtime.request_stop)
     signal.signal(signal.SIGTERM, runtime.request_stop)
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
-             sim=sim_kind, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
+             sim=sim_kind, bridge=args.bridge, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
              urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
     # After everything is built, so the locked memory holds the whole heap.
     applied, refused = realtime.setup(cfg.realtime)

@@ -50,7 +50,7 @@ from controller.core.biped_estimator import BipedEstimator
 from controller.core.director import SAFETY_MODES, Director, ScriptRun
 from controller.core.estimator import QuadrupedEstimator
 from controller.core.fall import FallDetector
-from controller.core.faults import JointStateWatch, TrackingWatch
+from controller.core.faults import JointStateWatch, RobotFaultWatch, TrackingWatch
 from controller.core.fsm import BAN_TRANS, EDAMP, ESTOP, NORMAL, Fsm
 from controller.core.goals import (
     Event,
@@ -251,6 +251,7 @@ class Controller:
         self.joint_watch = JointStateWatch(cfg.safety.joint_state_timeout_ms, cfg.tick_hz)
         self.imu_watch = JointStateWatch(cfg.safety.imu_timeout_ms, cfg.tick_hz)
         self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
+        self.robot_faults = RobotFaultWatch(cfg.joint_names, cfg.tick_hz)
         self.fault_block = Block(mode=7, source=FROM_FAULT)
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
         self.status_every = max(1, round(cfg.tick_hz / cfg.lcm.status_hz))
@@ -408,6 +409,22 @@ class Controller:
         outage_ns = self.imu_watch.received(now_ns)
         if outage_ns is not None and self.limit.allow("imu_back", now_ns) is not None:
             self.log.info("imu_back", outage_ms=round(outage_ns / 1e6, 3))
+
+    def _on_bridge_status(self, now_ns: int, data: bytes) -> None:
+        """A robot bridge's report: its motors' flag words join motor_error,
+        and its faults damp the robot (RobotFaultWatch)."""
+        msg = self._decode(now_ns, self.ch["bridge_status"], msgs.bridge_status_t, data)
+        if msg is None:
+            return
+        if msg.num_joints != self.cfg.num_joints:
+            self._reject_packet(now_ns, self.ch["bridge_status"],
+                                f"{msg.num_joints} joints, this robot has {self.cfg.num_joints}")
+            return
+        flags = np.zeros(self.cfg.num_joints, dtype=np.int32)
+        flags[self.joint_map.order] = msg.motor_flags
+        fault = (msg.reason or "no reason given") if msg.state == msgs.bridge_status_t.FAULT else ""
+        self.robot_faults.received(now_ns, flags, fault)
+        self._show_motor_errors()
 
     def _estimating(self, now_ns: int) -> bool:
         """A quadruped with a fresh IMU: the estimate is live."""
@@ -633,7 +650,7 @@ class Controller:
         if self.shutting_down:
             self.queue.replace_all(Block(mode=7 if self.fsm.mode != 0 else 0, source=FROM_TIMEOUT))
             return
-        if self.fault_now or self.joint_watch.lost:
+        if self.fault_now or self.joint_watch.lost or self.robot_faults.faulted:
             # Nothing else may command the robot until the fault is gone; the
             # fault's block then stays until a new command replaces it.
             if self.queue.blocks[0] is not self.fault_block:
@@ -721,6 +738,10 @@ class Controller:
                        f"(safety.imu_timeout_ms {self.cfg.safety.imu_timeout_ms:g})",
                        gap_ms=round(gap_ms, 3))
             return True
+        robot_fault = self.robot_faults.check(now_ns)
+        if robot_fault is not None:
+            self._trip(now_ns, "robot_fault", robot_fault)
+            return True
         state = self.fsm.state
         if self.joint_watch.lost or not self.fsm.measured or not state.checks_tracking \
                 or self.fsm.operating in (EDAMP, ESTOP):
@@ -765,7 +786,10 @@ class Controller:
                           suppressed=suppressed)
 
     def _joint_state_missing(self, now_ns: int) -> str | None:
-        """Why nothing may be commanded now (joint_state lost), or None."""
+        """Why nothing may be commanded now (joint_state lost, a robot fault
+        standing), or None."""
+        if self.robot_faults.faulted:
+            return self.robot_faults.reason
         if not self.joint_watch.lost:
             return None
         return f"no joint_state for {self.joint_watch.gap_ns(now_ns) / 1e6:.0f} ms"
@@ -781,13 +805,17 @@ class Controller:
             self.motor_error |= MOTOR_OFFLINE
         else:
             self.motor_error &= ~MOTOR_OFFLINE
+        self._show_motor_errors()
+
+    def _show_motor_errors(self) -> None:
         wire = self._wire_errors()
         self.response.motor_error = wire[self.cfg.leg_indices].tolist()
         self.status.motor_error = wire.tolist()
 
     def _wire_errors(self) -> np.ndarray:
-        """motor_error in the wire's joint order (the robot numbers its motors)."""
-        return self.motor_error[self.joint_map.order]
+        """motor_error in the wire's joint order (the robot numbers its motors):
+        motiond's own bits and the robot's flag words (bridge_status)."""
+        return (self.motor_error | self.robot_faults.flags)[self.joint_map.order]
 
     # -- scripts (controller/core/director.py) ------------------------------------------------
     def _on_script_request(self, now_ns: int, data: bytes) -> None:
@@ -988,6 +1016,8 @@ class Controller:
                 measured = self._on_joint_state(now_ns, data) or measured
             elif channel == ch["imu"]:
                 self._on_imu(now_ns, data)
+            elif channel == ch["bridge_status"]:
+                self._on_bridge_status(now_ns, data)
         if measured:
             self.kernel.seed(self.q)
         self._take_attitude(now_ns, measured)

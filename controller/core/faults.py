@@ -9,6 +9,9 @@ controller acts on what they find (the damper, EDAMP, status and a log line):
 * TrackingWatch: a joint stays farther than a bound from the position it was
   commanded, for a number of ticks in a row, while it is stiff enough for
   that to mean something (not limp, not a compliant swing leg).
+* RobotFaultWatch: what a robot bridge reports (bridge_status): a motor's
+  flag word with an error or warning bit for 25 ticks (SPEC §5.8), or the
+  bridge itself in FAULT (the robot's firmware took over, its link broke).
 """
 from __future__ import annotations
 
@@ -86,3 +89,69 @@ class TrackingWatch:
         joint = lib.mk_tracking_check(self.n, *self._c_in, self.bound, self.min_kp, self.ticks,
                                       self._c_over, self._c_err)
         return None if joint < 0 else (joint, float(self._err[joint]))
+
+
+MOTOR_FAULT_BITS = 0x3FFFFFFF     # bits 0-29 of a motor flag word: errors and warnings;
+                                  # 30-31 are the motor's mode (SPEC §5.9)
+MOTOR_FAULT_TICKS = 25            # a flag must stand this long (SPEC §5.8)
+MOTOR_BITS = {0: "offline", 1: "coil over-temperature", 2: "driver chip fault",
+              3: "under-voltage", 4: "over-voltage", 5: "phase B over-current",
+              6: "phase C over-current", 8: "encoder not calibrated", 17: "phase A over-current",
+              24: "coil temperature warning"}
+
+
+def describe_motor_flags(word: int) -> str:
+    """The error and warning bits of one motor flag word, in words."""
+    names = [MOTOR_BITS.get(b, "overload" if 9 <= b <= 16 else f"bit {b}")
+             for b in range(30) if word >> b & 1]
+    return ", ".join(dict.fromkeys(names))
+
+
+class RobotFaultWatch:
+    """The robot side's own faults, from a bridge's bridge_status. `faulted`
+    holds while one stands; `check` names it on the tick it is found."""
+
+    def __init__(self, joint_names: list[str], tick_hz: float) -> None:
+        self.names = joint_names
+        self.limit_ns = int((MOTOR_FAULT_TICKS - 0.5) * 1e9 / tick_hz)
+        self.flags = np.zeros(len(joint_names), dtype=np.int32)   # controller order
+        self.flags_since_ns: int | None = None
+        self.bridge_fault = ""          # the bridge's reason while it is in FAULT
+        self.reason: str | None = None  # the fault that stands, once found
+        self._reported = False
+
+    def received(self, now_ns: int, flags: np.ndarray, bridge_fault: str) -> None:
+        """A bridge_status: its motor flags (controller order) and, when it is
+        in FAULT, its reason ("" otherwise)."""
+        self.flags[:] = flags
+        if (flags & MOTOR_FAULT_BITS).any():
+            if self.flags_since_ns is None:
+                self.flags_since_ns = now_ns
+        else:
+            self.flags_since_ns = None
+        self.bridge_fault = bridge_fault
+
+    def _standing(self, now_ns: int) -> str | None:
+        if self.bridge_fault:
+            return f"robot bridge fault: {self.bridge_fault}"
+        if self.flags_since_ns is not None and now_ns - self.flags_since_ns >= self.limit_ns:
+            bad = [f"{self.names[j]} 0x{int(w) & MOTOR_FAULT_BITS:x} ({describe_motor_flags(int(w))})"
+                   for j, w in enumerate(self.flags) if w & MOTOR_FAULT_BITS]
+            return "motor fault: " + "; ".join(bad)
+        return None
+
+    def check(self, now_ns: int) -> str | None:
+        """The fault's reason on the one tick it is found; then None until it
+        has cleared and comes again. `faulted` says whether one stands."""
+        self.reason = self._standing(now_ns)
+        if self.reason is None:
+            self._reported = False
+            return None
+        if self._reported:
+            return None
+        self._reported = True
+        return self.reason
+
+    @property
+    def faulted(self) -> bool:
+        return self.reason is not None

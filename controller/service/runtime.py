@@ -30,7 +30,11 @@ from controller.sim.robot import SENSORS, SimulatedRobot
 # (controller/service/transport.py); the sensors (controller/sim/robot.py SENSORS) come
 # from a robot bridge, or with --sim straight from the simulated robot.
 INPUTS = (("command", ("command", "user_gait_file", "motion_goal", "script_request")),
-          ("joint", ("motor_ctrl",) + SENSORS))
+          ("joint", ("motor_ctrl", "bridge_status") + SENSORS))
+# What the controller takes of the readings of a robot in its process (the
+# simulated one, or a bridge's: controller/bridges/run.py); the rest (sim_state)
+# is only published.
+READINGS = SENSORS + ("bridge_status",)
 SENSE_PORTS = ("joint",)      # drained before Controller.sense (the sensors' port) ...
 ACT_PORTS = ("command",)      # ... these at the wake-up and again after it, before Controller.act
 
@@ -65,7 +69,10 @@ class Runtime:
         self.internal_errors = 0
         self.trace = FixedEncoder(msgs.tick_trace_t)
         self.trace_channel = self.cfg.lcm.channels["tick_trace"]
-        self.trace_flags = msgs.tick_trace_t.FLAG_SIM if sim is not None else 0
+        # A real robot's bridge in this process (controller/bridges/run.py) is
+        # read at each tick and handed each joint_cmd at once, on this thread.
+        self.live = bool(getattr(sim, "live", False))
+        self.trace_flags = msgs.tick_trace_t.FLAG_SIM if sim is not None and not self.live else 0
         self.late_ns = 0            # this tick's lateness and the previous tick's
         self.prev_loop_ns = 0       # loop body, for the tick trace
         self.log = get_logger("motiond.runtime")
@@ -77,7 +84,7 @@ class Runtime:
         self.notify_due_ns = 0      # _notify runs on ticks at or after this time
         for port, names in INPUTS:
             for name in names:
-                if not (name in SENSORS and sim is not None):
+                if not (name in READINGS and sim is not None):
                     bus.subscribe(port, self.cfg.lcm.channels[name])
 
     def request_stop(self, signum: int | None = None, _frame: object = None) -> None:
@@ -117,10 +124,10 @@ class Runtime:
         if self.sim is not None:
             readings = self.sim_readings
             self.sim_readings = None
-            if readings is None:            # nothing stepped since the last tick (the first)
-                readings = self._read_sim(utime)
+            if readings is None:            # nothing stepped since the last tick (the first),
+                readings = self._read_sim(utime)    # or a live robot: read at the tick
             for name, reading in readings:
-                if name in SENSORS:
+                if name in READINGS:
                     inbox.append((ch[name], reading))
         inbox += early
         late_from = len(inbox)
@@ -172,7 +179,8 @@ class Runtime:
         tick to take in. On the sim's thread while the loop sleeps."""
         assert self.sim is not None
         self.sim.command(joint_cmd)
-        self.sim_readings = self._read_sim(next_utime)
+        if not self.live:
+            self.sim_readings = self._read_sim(next_utime)
 
     def _read_sim(self, utime: int) -> list[tuple[str, bytes]]:
         """The simulated robot's readings (joint_state, imu, sim_state), published."""
@@ -198,7 +206,7 @@ class Runtime:
 
     def run(self) -> int:
         """Run until stopped (or max_ticks); returns the process exit code."""
-        if self.sim is not None:
+        if self.sim is not None and not self.live:
             self.stepper = SimStepper(self._advance_sim)
         try:
             with FrozenHeap(self.cfg.realtime.gc_freeze) as heap:

@@ -67,10 +67,14 @@ class Packets(Protocol):
 HANDLE_FAILURES_MAX = 100    # lcm_handle_timeout failures in a row before the bus gives up
 
 
+class Urls(Protocol):
+    def url(self, port_name: str) -> str: ...
+
+
 class Bus:
     """Subscribe and publish on the configured LCM URLs, without blocking."""
 
-    def __init__(self, cfg: LcmConfig) -> None:
+    def __init__(self, cfg: LcmConfig | Urls) -> None:
         self.cfg = cfg
         self._lcm: dict[str, lcm.LCM] = {}
         self._inbox: list[tuple[str, bytes]] = []

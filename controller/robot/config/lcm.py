@@ -11,7 +11,7 @@ NAMESPACE_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 REQUIRED_CHANNELS = ("command", "user_gait_file", "user_gait_result", "response", "motor_ctrl",
                      "motor_ctrl_state", "joint_cmd", "joint_state", "status", "global_to_robot",
                      "motion_goal", "motion_event")
-OPTIONAL_CHANNELS = ("script_request", "tick_trace", "imu", "sim_state")
+OPTIONAL_CHANNELS = ("script_request", "tick_trace", "imu", "sim_state", "bridge_status")
 
 
 def check_namespace(name: str) -> str:

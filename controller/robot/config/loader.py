@@ -10,6 +10,7 @@ import numpy as np
 
 from controller.robot.config.balance import BalanceConfig, load_balance
 from controller.robot.config.body import Gains
+from controller.robot.config.bridge import BridgeConfig, load_bridge
 from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fall import FallConfig
 from controller.robot.config.fsm import FsmTable, load_fsm
@@ -21,7 +22,7 @@ from controller.robot.config.mof import MofConfig
 from controller.robot.config.motions import MotionsConfig, load_motions
 from controller.robot.config.priorities import DEFAULT_PRIORITIES, load_priorities
 from controller.robot.config.quadruped import Geometry, load_quadruped
-from controller.robot.config.reader import ConfigError, Reader, load_yaml
+from controller.robot.config.reader import ConfigError, Reader, load_config_data
 from controller.robot.config.realtime import RealtimeConfig, load_realtime
 from controller.robot.config.rl import RlResetConfig, load_rl_reset
 from controller.robot.config.safety import SafetyConfig, load_safety
@@ -77,6 +78,7 @@ class Config:
     mass_model: MassModel | None = None    # quadruped: where the mass sits (mode 64's balance)
     two_leg: TwoLegConfig = field(default_factory=lambda: TwoLegConfig(TwoLegPlan(), TwoLegGains()))
     rl_reset: RlResetConfig = field(default_factory=RlResetConfig)   # quadruped mode 80
+    bridge: BridgeConfig = field(default_factory=BridgeConfig)   # the real robot's wire
     # The robot's own joint convention on the wire (`joint_map`); None: the
     # controller's own (the identity map, filled in here).
     joint_map: JointMap = None  # type: ignore[assignment]
@@ -106,7 +108,7 @@ class Config:
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate a robot config; raise ConfigError with a precise message."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
-    r = Reader(path, load_yaml(path))
+    r = Reader(path, load_config_data(path))
     if not isinstance(r.data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     kind = r.get("kind", str)
@@ -140,6 +142,7 @@ def load_config(path: str | Path | None = None) -> Config:
         realtime=load_realtime(r),
         joint_map=load_joint_map(r, body["joint_names"], joint_types),
         rl_reset=load_rl_reset(r, path, body["legs"]) if kind == "quadruped" else RlResetConfig(),
+        bridge=load_bridge(r),
         **body,
     )
 

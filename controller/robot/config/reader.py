@@ -73,6 +73,33 @@ def load_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
 
 
+def load_config_data(path: Path, seen: tuple[Path, ...] = ()) -> Any:
+    """A robot config's YAML with its `extends: BASE.yaml` resolved: the base
+    (a path relative to this file, itself allowed to extend another) with this
+    file's keys laid over it, mappings merged key by key and anything else
+    replaced. Relative paths in the result are read from this file's
+    directory, so a base that names files should sit beside it."""
+    data = load_yaml(path)
+    if not isinstance(data, dict) or "extends" not in data:
+        return data
+    base = data.pop("extends")
+    if not isinstance(base, str):
+        raise ConfigError(f"{path}: extends: expected a file name, got {base!r}")
+    base_path = (path.parent / base).resolve()
+    if base_path in seen or base_path == path.resolve():
+        raise ConfigError(f"{path}: extends: {base} extends itself (a loop)")
+    return _merged(load_config_data(base_path, seen + (path.resolve(),)), data)
+
+
+def _merged(base: Any, over: Any) -> Any:
+    if not (isinstance(base, dict) and isinstance(over, dict)):
+        return over
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(base.get(key), value) if key in base else value
+    return out
+
+
 def config_directory(r: Reader, path: Path, key: str) -> Path:
     """The directory named by `key`, relative to the config file; it must exist."""
     found = (path.parent / r.get(key, str)).resolve()

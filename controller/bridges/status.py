@@ -1,0 +1,81 @@
+"""What every robot bridge reports to motiond and to people: its state, why,
+the robot's motor flags and its counters (bridge_status_t), at 10 Hz and on
+every change; and the bounded-rate log of what it drops."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller import msgs
+from controller.logs import RateLimit, get_logger
+
+STARTING, ENTERING, ACTIVE, FAULT = (msgs.bridge_status_t.STARTING, msgs.bridge_status_t.ENTERING,
+                                     msgs.bridge_status_t.ACTIVE, msgs.bridge_status_t.FAULT)
+STATE_NAMES = {STARTING: "STARTING", ENTERING: "ENTERING", ACTIVE: "ACTIVE", FAULT: "FAULT"}
+STATUS_PERIOD_NS = 100_000_000     # 10 Hz, and on every change
+
+
+@dataclass
+class Counters:
+    commands_sent: int = 0
+    commands_dropped: int = 0
+    states_rejected: int = 0
+    stale_events: int = 0
+
+
+@dataclass
+class BridgeStatus:
+    """The bridge's state machine's visible part and its bridge_status."""
+    bridge: str
+    num_joints: int
+    state: int = STARTING
+    reason: str = "no robot state yet"
+    flags: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    counters: Counters = field(default_factory=Counters)
+
+    def __post_init__(self) -> None:
+        self.flags = np.zeros(self.num_joints, dtype=np.int32)
+        self.log = get_logger(f"bridge.{self.bridge}")
+        self.limit = RateLimit()
+        self._msg = msgs.bridge_status_t()
+        self._msg.bridge = self.bridge
+        self._msg.num_joints = self.num_joints
+        self._sent: tuple[int, str, bytes] | None = None
+        self._sent_ns = 0
+
+    def enter(self, state: int, reason: str = "", **fields: object) -> None:
+        """Change state (logged once per change)."""
+        if state == self.state and reason == self.reason:
+            return
+        level = self.log.warning if state == FAULT else self.log.info
+        level("bridge_state", state=STATE_NAMES[state], was=STATE_NAMES[self.state],
+              reason=reason or None, **fields)
+        self.state, self.reason = state, reason
+
+    def dropped(self, now_ns: int, event: str, reason: str, state: bool = False) -> None:
+        """Count and log (at a bounded rate) a robot message (`state`) or a
+        joint_cmd the bridge did not use."""
+        if state:
+            self.counters.states_rejected += 1
+        else:
+            self.counters.commands_dropped += 1
+        suppressed = self.limit.allow(event, now_ns)
+        if suppressed is not None:
+            self.log.warning(event, reason=reason, suppressed=suppressed)
+
+    def message(self, now_ns: int, utime: int, state_age_ms: float) -> bytes | None:
+        """The bridge_status to publish now (10 Hz and on every change), or None."""
+        key = (self.state, self.reason, self.flags.tobytes())
+        if self._sent == key and now_ns - self._sent_ns < STATUS_PERIOD_NS:
+            return None
+        self._sent, self._sent_ns = key, now_ns
+        m, c = self._msg, self.counters
+        m.utime = utime
+        m.state = self.state
+        m.reason = self.reason if self.state != ACTIVE else ""
+        m.motor_flags = [int(x) for x in self.flags]
+        m.state_age_ms = float(min(state_age_ms, 1e9))
+        m.commands_sent, m.commands_dropped = c.commands_sent, c.commands_dropped
+        m.states_rejected, m.stale_events = c.states_rejected, c.stale_events
+        return m.encode()
