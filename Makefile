@@ -50,7 +50,7 @@ spy: build
 # held to real-clock bounds, share the CPU with nothing else of the suite.
 # Each pass lists its 20 slowest tests, to keep the suite's time in view.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-test: build wheelhouse
+test: build wheelhouse peers
 	tests/netns.sh tests/run.sh $(PY) $(TEST_JOBS) $(ARGS)
 
 # Lint and types over controller/ and tests/ (settings in pyproject.toml);
@@ -120,8 +120,23 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=68" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" "cma>=3.3" pytest pytest-xdist hypothesis matplotlib ruff mypy types-PyYAML
+	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" pytest pytest-xdist hypothesis matplotlib \
+	    ruff mypy types-PyYAML
 	touch $@
+
+# Unitree's own Go2 simulator (../shared/peers/unitree_mujoco, a peer: run, never
+# copied) in a venv of its own with what it imports: the Go2 bridge's tests
+# drive it (docs/REAL_ROBOT.md). unitree-sdk2py-dimos, not unitree-sdk2: the
+# latter's wheel fails at import (the peer's README).
+PEERS_VENV  ?= .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+$(PEERS_STAMP):
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip --disable-pip-version-check -q install "mujoco>=3.1" pygame numpy \
+	    "cyclonedds==11.0.1" "unitree-sdk2py-dimos==1.0.3"
+	touch $@
+.PHONY: peers
+peers: $(PEERS_STAMP)
 
 # Python bindings for lcmtypes/, regenerated from scratch so removed types vanish.
 $(MSGS): $(LCM_SRC) $(DEPS_STAMP)

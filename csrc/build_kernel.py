@@ -32,6 +32,7 @@ ffibuilder.cdef(
     int32_t mk_step(const mk_plan *plan, double t);
     void mk_stream(const mk_plan *plan, const double *q, const double *q_prev, double dt);
     int64_t mk_now_ns(void);
+    uint32_t mk_crc32_words(const uint32_t *words, int32_t n);
     int mk_sleep_until(int64_t deadline_ns);
     int mk_set_timer_slack(int64_t slack_ns);
     int64_t mk_get_timer_slack(void);
@@ -164,7 +165,7 @@ ffibuilder.set_source(
     '#include "kernel.h"',
     sources=[os.path.join(REL, name) for name in
              ("kernel.c", "rtclock.c", "wire.c", "kalman.c", "statics.c", "legs.c", "odometry.c", "gait.c",
-              "balance.c", "watch.c", "limits.c")],
+              "balance.c", "watch.c", "limits.c", "crc.c")],
     include_dirs=[REL],
     extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra"],
     libraries=["m"],

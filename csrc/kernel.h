@@ -70,6 +70,9 @@ void mk_stream(const mk_plan *plan, const double *q, const double *q_prev, doubl
 /* CLOCK_MONOTONIC now, in ns. */
 int64_t mk_now_ns(void);
 
+/* Unitree SDK2's message CRC over n native 32-bit words (crc.c). */
+uint32_t mk_crc32_words(const uint32_t *words, int32_t n);
+
 /* Sleep until the CLOCK_MONOTONIC time deadline_ns (absolute); 0 on success. */
 int mk_sleep_until(int64_t deadline_ns);
 

@@ -32,12 +32,11 @@ States (bridge_status):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from controller import msgs
-from controller.bridges.status import ACTIVE, ENTERING, FAULT, STARTING, BridgeStatus
+from controller.bridges.status import ACTIVE, ENTERING, FAULT, STARTING, BridgeStatus, TickOut
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
 
@@ -49,14 +48,6 @@ LEGS = 4
 # Robot-side ports, as run.py names them.
 ROBOT, ESTIMATOR = "robot", "estimator"
 CHANNELS = {"spi_data": ROBOT, "motor_ctrl_state": ROBOT, "state_estimator": ESTIMATOR}
-
-
-@dataclass
-class TickOut:
-    """What one bridge tick sends: motor_ctrl frames to the robot, and
-    (channel key, bytes) to motiond's joint port."""
-    to_robot: list[bytes] = field(default_factory=list)
-    to_motiond: list[tuple[str, bytes]] = field(default_factory=list)
 
 
 class CyberDog2Bridge:

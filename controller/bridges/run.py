@@ -18,15 +18,47 @@ from __future__ import annotations
 
 import select
 import time
+from typing import Any, Protocol
 
 import numpy as np
 
-from controller.bridges.cyberdog2 import CHANNELS, CyberDog2Bridge, TickOut
+from controller.bridges.cyberdog2 import CHANNELS, CyberDog2Bridge
+from controller.bridges.status import TickOut
 from controller.logs import get_logger
 from controller.robot.config import Config, ConfigError
+from controller.robot.config.bridge import BRIDGES
 from controller.service.transport import Bus
 
-BRIDGES = {"cyberdog2": CyberDog2Bridge}
+
+class Bridge(Protocol):
+    name: str
+    status: Any
+
+    def joint_cmd(self, now_ns: int, data: bytes) -> bytes | None: ...
+    def tick(self, now_ns: int, utime: int) -> TickOut: ...
+
+
+class Link(Protocol):
+    def take(self, now_ns: int) -> None: ...
+    def send(self, frames: list[bytes]) -> None: ...
+    def filenos(self) -> list[int]: ...
+
+
+def make_bridge(cfg: Config, name: str) -> tuple[Bridge, Link]:
+    """The bridge `name` and its link to the robot (ConfigError if this
+    config cannot run it)."""
+    check_wires(cfg, name)
+    if name == "cyberdog2":
+        cd2 = CyberDog2Bridge(cfg)
+        return cd2, RobotLink(cfg, cd2)
+    try:
+        from controller.bridges.dds import DdsLink
+        from controller.bridges.unitree_go2 import UnitreeGo2Bridge
+    except ImportError as exc:
+        raise ConfigError(f"the unitree_go2 bridge needs cyclonedds ({exc}): "
+                          "pip install 'motiond[go2]' (docs/DEPENDENCIES.md)") from None
+    go2 = UnitreeGo2Bridge(cfg)
+    return go2, DdsLink(cfg, go2)
 
 
 def check_wires(cfg: Config, name: str) -> None:
@@ -36,6 +68,8 @@ def check_wires(cfg: Config, name: str) -> None:
         raise ConfigError(f"bridge {name!r}: the bridges are {', '.join(BRIDGES)}")
     if cfg.bridge.kind != name:
         raise ConfigError(f"{cfg.path}: bridge.kind is {cfg.bridge.kind!r}, not {name!r}")
+    if name != "cyberdog2":
+        return
     joint = cfg.lcm.url("joint").split("?")[0]
     for port_name in ("robot", "estimator"):
         if cfg.bridge.url(port_name).split("?")[0] == joint:
@@ -75,9 +109,7 @@ class InProcessBridge:
     live = True
 
     def __init__(self, cfg: Config, name: str) -> None:
-        check_wires(cfg, name)
-        self.bridge = BRIDGES[name](cfg)
-        self.link = RobotLink(cfg, self.bridge)
+        self.bridge, self.link = make_bridge(cfg, name)
 
     def messages(self, utime: int) -> list[tuple[str, bytes]]:
         now_ns = time.monotonic_ns()
@@ -102,10 +134,8 @@ class BridgeProcess:
     joint_cmd is forwarded the moment it arrives."""
 
     def __init__(self, cfg: Config, name: str) -> None:
-        check_wires(cfg, name)
         self.cfg = cfg
-        self.bridge = BRIDGES[name](cfg)
-        self.link = RobotLink(cfg, self.bridge)
+        self.bridge, self.link = make_bridge(cfg, name)
         self.motiond = Bus(cfg.lcm)
         self.ch = cfg.lcm.channels
         self.motiond.subscribe("joint", self.ch["joint_cmd"])
@@ -113,6 +143,7 @@ class BridgeProcess:
         self.epoch_offset_ns = time.time_ns() - time.monotonic_ns()
         self.log = get_logger(f"bridge.{name}")
         self.stop = False
+        self.polled = False      # the robot's link has no descriptor to wait on (DDS)
 
     def _publish(self, out: TickOut) -> None:
         self.link.send(out.to_robot)
@@ -128,9 +159,9 @@ class BridgeProcess:
                 self.link.send([frame])
 
     def run(self, seconds: float | None = None) -> int:
-        self.log.info("bridge_start", bridge=self.bridge.name, robot=self.cfg.bridge.url("robot"),
-                      estimator=self.cfg.bridge.url("estimator"), motiond=self.cfg.lcm.url("joint"))
+        self.log.info("bridge_start", bridge=self.bridge.name, motiond=self.cfg.lcm.url("joint"))
         fds = self.link.filenos() + self.motiond.filenos()
+        self.polled = not self.link.filenos()
         start = deadline = time.monotonic_ns()
         while not self.stop and (seconds is None or deadline - start < seconds * 1e9):
             deadline += self.period_ns
@@ -138,8 +169,9 @@ class BridgeProcess:
                 wait = (deadline - time.monotonic_ns()) / 1e9
                 if wait <= 0:
                     break
-                ready, _, _ = select.select(fds, [], [], wait)
-                if ready:
+                # DDS has no descriptor to wait on: look at least every 0.5 ms.
+                ready, _, _ = select.select(fds, [], [], wait if not self.polled else min(wait, 5e-4))
+                if ready or self.polled:
                     self._take()
             self._take()
             now_ns = time.monotonic_ns()

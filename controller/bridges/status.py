@@ -79,3 +79,11 @@ class BridgeStatus:
         m.commands_sent, m.commands_dropped = c.commands_sent, c.commands_dropped
         m.states_rejected, m.stale_events = c.states_rejected, c.stale_events
         return m.encode()
+
+
+@dataclass
+class TickOut:
+    """What one bridge tick sends: frames to the robot (motor_ctrl, LowCmd_), and
+    (channel key, bytes) to motiond's joint port."""
+    to_robot: list[bytes] = field(default_factory=list)
+    to_motiond: list[tuple[str, bytes]] = field(default_factory=list)

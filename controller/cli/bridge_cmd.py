@@ -39,7 +39,8 @@ def add_parsers(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "bridge", help="run a robot bridge beside motiond (the robot maker's low-level wire)",
         description=BRIDGE_DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
-    p.add_argument("name", choices=("cyberdog2",), help="the robot's wire")
+    p.add_argument("name", choices=("cyberdog2", "unitree_go2"),
+                   help="the robot's wire: cyberdog2 (the motor SDK's LCM), unitree_go2 (Unitree SDK2's DDS)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long (tests)")
     p.set_defaults(func=run_bridge)
     b: argparse.ArgumentParser = sub.add_parser(

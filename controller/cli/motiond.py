@@ -25,8 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "`joint`, the joint-space sim that moves joints only")
     p.add_argument("--bridge", metavar="NAME", default=None,
                    help="drive a real robot through its maker's low-level wire, with the "
-                        "bridge in this process: `cyberdog2` (the motor SDK's LCM; the config's "
-                        "`bridge` section, e.g. config/cyberdog2_robot.yaml). Or run it beside "
+                        "bridge in this process: `cyberdog2` (the motor SDK's LCM) or `unitree_go2` "
+                        "(Unitree SDK2's DDS), as the config's `bridge` section says (e.g. "
+                        "config/cyberdog2_robot.yaml, config/go2_robot.yaml). Or run it beside "
                         "motiond: `motionctl bridge NAME` (docs/REAL_ROBOT.md)")
     p.add_argument("--log-level", choices=LEVELS, default="info",
                    help="lowest log level written (default: %(default)s)")

@@ -1,0 +1,231 @@
+"""The Unitree Go2 bridge: motiond's joint wire to the Go2's low-level
+Unitree SDK2 wire over DDS (`rt/lowcmd` out, `rt/lowstate` in), on a clock
+the caller gives (a pure state machine: controller/bridges/dds.py adds DDS).
+
+The joint_cmd motiond publishes is already in the Go2's convention and motor
+order: the config's joint_map (config/go2_robot.yaml: the SDK's motor index,
+FR, FL, RR, RL; hip and knee negated). Wire slot k is motor k of LowCmd_.
+
+States (bridge_status):
+  STARTING  no fresh LowState_, or the motion switcher's answer not yet in:
+            nothing is sent, motiond gets no joint_state.
+  ACTIVE    each joint_cmd goes out as one LowCmd_ (head 0xFE 0xEF,
+            level_flag 0xFF, mode 0x01 per motor, the SDK's CRC); joint_state
+            and imu go to motiond every tick from the newest LowState_.
+  FAULT     a sport mode owns the robot (the bridge never sends then), or
+            LowState_ went stale (> state_timeout_ms): the robot gets the
+            Go2's safe command every tick, damping (kp 0, kd damping_kd),
+            and motiond is told (its RobotFaultWatch damps, EDAMP). A stale
+            fault clears (ACTIVE again) once LowState_ is fresh for
+            FAULT_HOLD_NS; a sport mode's does not.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from controller import msgs
+from controller._kernel import ffi, lib
+from controller.bridges.status import ACTIVE, FAULT, STARTING, BridgeStatus, TickOut
+from controller.bridges.unitree_idl import CDR_HEADER, CRC_WORDS, LOWCMD_C, LOWCMD_CDR, NUM_MOTORS
+from controller.robot.config import Config
+
+FAULT_HOLD_NS = 1_000_000_000
+PLAUSIBLE_MARGIN = 0.3          # rad beyond a joint limit a reading may still be
+JOINTS = 12
+HEAD = (0xFE, 0xEF)
+LEVEL_LOW = 0xFF                # level_flag of low-level commands
+SERVO = 0x01                    # motor mode: the servo on (0 would be off)
+
+
+def lowcmd_values(q: Any, dq: Any, tau: Any, kp: Any, kd: Any) -> list[Any]:
+    """LowCmd_'s fields in order (crc 0) for 12 motors' targets; the rest zero."""
+    values: list[Any] = [HEAD[0], HEAD[1], LEVEL_LOW, 0, 0, 0, 0, 0, 0]
+    for k in range(JOINTS):
+        values += [SERVO, q[k], dq[k], tau[k], kp[k], kd[k], 0, 0, 0]
+    values += [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0] * (NUM_MOTORS - JOINTS)
+    values += [0] * 4 + [0] * 55 + [0, 0]
+    return values
+
+
+def crc_of(values: list[Any]) -> int:
+    """The SDK's CRC of a message given by its field values (csrc/crc.c)."""
+    layout = LOWCMD_C.pack(*values)
+    return int(lib.mk_crc32_words(ffi.cast("uint32_t *", ffi.from_buffer(layout)), CRC_WORDS))
+
+
+def lowcmd_bytes(values: list[Any]) -> bytes:
+    """The serialized LowCmd_ (CDR, as DDS carries it) with its CRC set."""
+    values[-1] = crc_of(values)
+    return CDR_HEADER + LOWCMD_CDR.pack(*values)
+
+
+class UnitreeGo2Bridge:
+    name = "unitree_go2"
+
+    def __init__(self, cfg: Config) -> None:
+        if cfg.num_joints != JOINTS:
+            raise ValueError(f"the Go2's wire carries 12 joints; {cfg.robot} has {cfg.num_joints}")
+        self.cfg = cfg
+        self.bcfg = cfg.bridge
+        self.timeout_ns = int(self.bcfg.state_timeout_ms * 1e6)
+        jm = cfg.joint_map
+        lo, hi = jm.positions_to_wire(cfg.q_min), jm.positions_to_wire(cfg.q_max)
+        self.q_lo = np.minimum(lo, hi) - PLAUSIBLE_MARGIN
+        self.q_hi = np.maximum(lo, hi) + PLAUSIBLE_MARGIN
+        self.status = BridgeStatus(self.name, JOINTS)
+        self.state_ns: int | None = None
+        self.released: bool | None = None   # None: the motion switcher's answer is not in
+        self.release_text = ""
+        self.state_since_ns = 0
+        self.capped: set[str] = set()    # the gains kp_max / kd_max have capped (logged once)
+        self.q = np.zeros(JOINTS)
+        self.qd = np.zeros(JOINTS)
+        self.tau = np.zeros(JOINTS)
+        self.quat = np.array([1.0, 0.0, 0.0, 0.0])
+        self.gyro = np.zeros(3)
+        self.accel = np.zeros(3)
+        self.volts = 0.0
+        zeros = [0.0] * JOINTS
+        self._damping = lowcmd_bytes(lowcmd_values(zeros, zeros, zeros, zeros,
+                                                   [self.bcfg.damping_kd] * JOINTS))
+        self._js = msgs.joint_state_t()
+        self._js.num_joints = JOINTS
+        self._imu = msgs.imu_t()
+
+    @property
+    def state(self) -> int:
+        return self.status.state
+
+    # -- the robot's side -------------------------------------------------------------
+    def motion_switcher(self, released: bool, text: str) -> None:
+        """The motion switcher's answer: released (no sport mode owns the
+        robot, or a simulator without one), and what was found, in words."""
+        self.released, self.release_text = released, text
+
+    def lowstate(self, now_ns: int, msg: Any, crc_ok: bool = True) -> None:
+        """A LowState_ off DDS (`crc_ok`: its CRC checked out, or is not checked)."""
+        if not crc_ok:
+            self.status.dropped(now_ns, "robot_message_rejected", "LowState_: wrong CRC", state=True)
+            return
+        motors = msg.motor_state[:JOINTS]
+        q = np.array([m.q for m in motors])
+        qd = np.array([m.dq for m in motors])
+        tau = np.array([m.tau_est for m in motors])
+        imu = msg.imu_state
+        quat = np.array(imu.quaternion, dtype=float)
+        rest = np.concatenate([q, qd, tau, quat, imu.gyroscope, imu.accelerometer])
+        if not np.isfinite(rest).all():
+            self.status.dropped(now_ns, "robot_message_rejected", "LowState_: a value is not finite",
+                                state=True)
+            return
+        norm = float(np.linalg.norm(quat))
+        if abs(norm - 1.0) > 0.01:
+            self.status.dropped(now_ns, "robot_message_rejected",
+                                f"LowState_: quaternion norm {norm:.3f}, not 1", state=True)
+            return
+        outside = np.flatnonzero((q < self.q_lo) | (q > self.q_hi))
+        if outside.size:
+            j = int(outside[0])
+            self.status.dropped(
+                now_ns, "robot_message_rejected",
+                f"LowState_: motor {j} ({self.cfg.joint_map.wire_names[j]}) reads {q[j]:.3f} rad, "
+                f"impossible for this robot (a zero or corrupt state)", state=True)
+            return
+        self.q[:], self.qd[:], self.tau[:] = q, qd, tau
+        self.quat[:] = quat / norm
+        self.gyro[:], self.accel[:] = imu.gyroscope, imu.accelerometer
+        volts = float(msg.power_v)
+        self.volts = volts if math.isfinite(volts) and volts > 0.0 else 0.0
+        self.state_ns = now_ns
+
+    # -- motiond's joint command --------------------------------------------------------
+    def joint_cmd(self, now_ns: int, data: bytes) -> bytes | None:
+        """The LowCmd_ to send for a joint_cmd from motiond, or None."""
+        if self.status.state != ACTIVE:
+            self.status.dropped(now_ns, "joint_cmd_not_sent", f"the bridge is {self._state_text()}")
+            return None
+        try:
+            m = msgs.joint_command_t.decode(data)
+        except Exception as exc:
+            self.status.dropped(now_ns, "joint_cmd_rejected", f"not a valid joint_command_t ({exc})")
+            return None
+        if m.num_joints != JOINTS:
+            self.status.dropped(now_ns, "joint_cmd_rejected", f"{m.num_joints} joints, not 12")
+            return None
+        fields = (m.position, m.velocity, m.torque, m.kp, m.kd)
+        if not all(math.isfinite(v) for f in fields for v in f):
+            self.status.dropped(now_ns, "joint_cmd_rejected", "a value is not finite")
+            return None
+        kp, kd = self._capped(m.kp, self.bcfg.kp_max, "kp"), self._capped(m.kd, self.bcfg.kd_max, "kd")
+        self.status.counters.commands_sent += 1
+        return lowcmd_bytes(lowcmd_values(m.position, m.velocity, m.torque, kp, kd))
+
+    def _capped(self, gains: list[float], cap: float | None, name: str) -> list[float]:
+        """The gains within `cap` (bridge.kp_max / kd_max; None: as they are);
+        the first time one is capped, a log line says so."""
+        if cap is None or max(gains) <= cap:
+            return gains
+        if name not in self.capped:
+            self.capped.add(name)
+            self.status.log.info("gain_capped", gain=name, cap=cap, asked=round(max(gains), 3),
+                                 why=f"bridge.{name}_max")
+        return [min(g, cap) for g in gains]
+
+    # -- the tick -----------------------------------------------------------------------
+    def _state_text(self) -> str:
+        s = self.status
+        names = {STARTING: "STARTING", ACTIVE: "ACTIVE", FAULT: "FAULT"}
+        return names.get(s.state, str(s.state)) + (f" ({s.reason})" if s.reason else "")
+
+    def _go(self, now_ns: int, state: int, reason: str = "") -> None:
+        if state != self.status.state:
+            self.state_since_ns = now_ns
+            if state == FAULT and self.status.state == ACTIVE and reason.startswith("no "):
+                self.status.counters.stale_events += 1
+        self.status.enter(state, reason)
+
+    def tick(self, now_ns: int, utime: int) -> TickOut:
+        out = TickOut()
+        age = math.inf if self.state_ns is None else now_ns - self.state_ns
+        stale = None if age <= self.timeout_ns else (
+            "no LowState_ yet" if self.state_ns is None else
+            f"no LowState_ for {age / 1e6:.0f} ms (bridge.state_timeout_ms {self.bcfg.state_timeout_ms:g})")
+        state = self.status.state
+        if self.released is False:
+            if state != FAULT:
+                self._go(now_ns, FAULT, self.release_text)
+        elif state == STARTING:
+            if stale is not None:
+                self.status.reason = stale
+            elif self.released is None:
+                self.status.reason = "asking the motion switcher who owns the robot"
+            else:
+                self._go(now_ns, ACTIVE)
+        elif state == ACTIVE and stale is not None:
+            self._go(now_ns, FAULT, stale)
+        elif state == FAULT and stale is None and now_ns - self.state_since_ns >= FAULT_HOLD_NS:
+            self._go(now_ns, ACTIVE)
+        if self.status.state == FAULT and self.released is not False:
+            out.to_robot.append(self._damping)     # the Go2's safe command
+        if self.status.state == ACTIVE:
+            out.to_motiond += [("joint_state", self._joint_state(utime)), ("imu", self._imu_msg(utime))]
+        status = self.status.message(now_ns, utime, age / 1e6)
+        if status is not None:
+            out.to_motiond.append(("bridge_status", status))
+        return out
+
+    def _joint_state(self, utime: int) -> bytes:
+        js = self._js
+        js.utime = utime
+        js.position, js.velocity, js.torque = self.q.tolist(), self.qd.tolist(), self.tau.tolist()
+        js.battery_voltage = self.volts
+        return js.encode()
+
+    def _imu_msg(self, utime: int) -> bytes:
+        m = self._imu
+        m.utime = utime
+        m.quaternion, m.gyro, m.accel = self.quat.tolist(), self.gyro.tolist(), self.accel.tolist()
+        return m.encode()
