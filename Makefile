@@ -130,10 +130,16 @@ $(DEPS_STAMP): pyproject.toml | $(PY)
 # latter's wheel fails at import (the peer's README).
 PEERS_VENV  ?= .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed
+# The import check: a mujoco install once came out without its core bindings
+# here (mujoco._specs missing); reinstalled, it worked.
+PEERS_CHECK := $(PEERS_VENV)/bin/python -c "import mujoco, pygame, unitree_sdk2py"
 $(PEERS_STAMP):
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python -m pip --disable-pip-version-check -q install "mujoco>=3.1" pygame numpy \
 	    "cyclonedds==11.0.1" "unitree-sdk2py-dimos==1.0.3"
+	$(PEERS_CHECK) >/dev/null 2>&1 || { echo "the peers' venv does not import: reinstalling mujoco"; \
+	  $(PEERS_VENV)/bin/python -m pip --disable-pip-version-check -q install --force-reinstall --no-deps \
+	    mujoco mujoco-core mujoco-studio && $(PEERS_CHECK) >/dev/null; }
 	touch $@
 .PHONY: peers
 peers: $(PEERS_STAMP)

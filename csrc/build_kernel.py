@@ -33,6 +33,8 @@ ffibuilder.cdef(
     void mk_stream(const mk_plan *plan, const double *q, const double *q_prev, double dt);
     int64_t mk_now_ns(void);
     uint32_t mk_crc32_words(const uint32_t *words, int32_t n);
+    uint32_t mk_unitree_lowcmd(const double *q, const double *dq, const double *tau, const double *kp,
+                               const double *kd, int32_t n, uint8_t *out);
     int mk_sleep_until(int64_t deadline_ns);
     int mk_set_timer_slack(int64_t slack_ns);
     int64_t mk_get_timer_slack(void);

@@ -72,6 +72,9 @@ int64_t mk_now_ns(void);
 
 /* Unitree SDK2's message CRC over n native 32-bit words (crc.c). */
 uint32_t mk_crc32_words(const uint32_t *words, int32_t n);
+/* A Unitree LowCmd_ as CDR, with its CRC (crc.c). */
+uint32_t mk_unitree_lowcmd(const double *q, const double *dq, const double *tau, const double *kp,
+                           const double *kd, int32_t n, uint8_t *out);
 
 /* Sleep until the CLOCK_MONOTONIC time deadline_ns (absolute); 0 on success. */
 int mk_sleep_until(int64_t deadline_ns);

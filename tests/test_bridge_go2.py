@@ -13,16 +13,11 @@ import numpy as np
 import pytest
 
 from controller import msgs
+from controller._kernel import ffi, lib
 from controller.bridges.dds import judge_switcher
 from controller.bridges.status import ACTIVE, FAULT, STARTING
-from controller.bridges.unitree_go2 import (
-    FAULT_HOLD_NS,
-    UnitreeGo2Bridge,
-    crc_of,
-    lowcmd_bytes,
-    lowcmd_values,
-)
-from controller.bridges.unitree_idl import CDR_HEADER, LOWCMD_CDR, LowCmd_
+from controller.bridges.unitree_go2 import FAULT_HOLD_NS, UnitreeGo2Bridge, lowcmd
+from controller.bridges.unitree_idl import CDR_HEADER, CRC_WORDS, LOWCMD_C, LOWCMD_CDR, LowCmd_
 from controller.robot.config import load_config
 from controller.robot.resources import CONFIG_DIR
 
@@ -43,6 +38,27 @@ def crc_reference(words: list[int]) -> int:
     return crc
 
 
+def lowcmd_values(q: Any, dq: Any, tau: Any, kp: Any, kd: Any) -> list[Any]:
+    """LowCmd_'s fields in order (crc 0), 12 motors in servo mode: the
+    reference the C packer is held to."""
+    values: list[Any] = [0xFE, 0xEF, 0xFF, 0, 0, 0, 0, 0, 0]
+    for k in range(12):
+        values += [1, q[k], dq[k], tau[k], kp[k], kd[k], 0, 0, 0]
+    values += [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0] * 8
+    values += [0] * 4 + [0] * 55 + [0, 0]
+    return values
+
+
+def crc_of(values: list[Any]) -> int:
+    layout = LOWCMD_C.pack(*values)
+    return int(lib.mk_crc32_words(ffi.cast("uint32_t *", ffi.from_buffer(layout)), CRC_WORDS))
+
+
+def lowcmd_bytes(values: list[Any]) -> bytes:
+    values[-1] = crc_of(values)
+    return CDR_HEADER + LOWCMD_CDR.pack(*values)
+
+
 def test_the_crc_is_the_sdks_algorithm() -> None:
     rng = random.Random(7)
     for _ in range(5):
@@ -51,6 +67,13 @@ def test_the_crc_is_the_sdks_algorithm() -> None:
         layout = struct.pack("<4B4IH2x" + "B3x5f3I" * 20 + "4B" + "55Bx2I", *values)
         words = list(struct.unpack("<203I", layout))[:202]
         assert crc_of(values) == crc_reference(words)
+
+
+def test_the_c_packer_writes_the_reference_bytes() -> None:
+    rng = np.random.default_rng(3)
+    targets = rng.uniform(-3, 3, (5, 12))
+    q, dq, tau, kp, kd = targets
+    assert lowcmd(targets, bytearray(812)) == lowcmd_bytes(lowcmd_values(q, dq, tau, kp, kd))
 
 
 def test_lowcmd_bytes_are_what_cyclonedds_serialises() -> None:

@@ -92,6 +92,7 @@ class CyberDog2Bridge:
                 "state_estimator": msgs.state_estimator_lcmt}.get(channel)
         if kind is None:
             return
+        self.status.counters.states_received += 1
         try:
             msg = kind.decode(data)
         except Exception as exc:     # wrong fingerprint, truncated: counted, never raised

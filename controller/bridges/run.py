@@ -119,9 +119,11 @@ class InProcessBridge:
         return out.to_motiond
 
     def command(self, data: bytes) -> None:
-        frame = self.bridge.joint_cmd(time.monotonic_ns(), data)
+        start = time.monotonic_ns()
+        frame = self.bridge.joint_cmd(start, data)
         if frame is not None:
             self.link.send([frame])
+            self.bridge.status.forwarded(time.monotonic_ns() - start)
 
     def step(self, q_des: np.ndarray, qd_des: np.ndarray, kp: np.ndarray, kd: np.ndarray,
              tau_ff: np.ndarray, dt: float) -> None:
@@ -154,9 +156,11 @@ class BridgeProcess:
         now_ns = time.monotonic_ns()
         self.link.take(now_ns)
         for _, data in self.motiond.drain():
-            frame = self.bridge.joint_cmd(now_ns, data)
+            start = time.monotonic_ns()
+            frame = self.bridge.joint_cmd(start, data)
             if frame is not None:
                 self.link.send([frame])
+                self.bridge.status.forwarded(time.monotonic_ns() - start)
 
     def run(self, seconds: float | None = None) -> int:
         self.log.info("bridge_start", bridge=self.bridge.name, motiond=self.cfg.lcm.url("joint"))

@@ -16,8 +16,12 @@ STATE_NAMES = {STARTING: "STARTING", ENTERING: "ENTERING", ACTIVE: "ACTIVE", FAU
 STATUS_PERIOD_NS = 100_000_000     # 10 Hz, and on every change
 
 
+FORWARD_WINDOW = 1000   # forwarded commands the latency figures cover
+
+
 @dataclass
 class Counters:
+    states_received: int = 0
     commands_sent: int = 0
     commands_dropped: int = 0
     states_rejected: int = 0
@@ -43,6 +47,8 @@ class BridgeStatus:
         self._msg.num_joints = self.num_joints
         self._sent: tuple[int, str, bytes] | None = None
         self._sent_ns = 0
+        self.forward_ns = np.zeros(FORWARD_WINDOW)     # ring: the bridge's time per forwarded command
+        self.forwards = 0
 
     def enter(self, state: int, reason: str = "", **fields: object) -> None:
         """Change state (logged once per change)."""
@@ -64,6 +70,19 @@ class BridgeStatus:
         if suppressed is not None:
             self.log.warning(event, reason=reason, suppressed=suppressed)
 
+    def forwarded(self, ns: int) -> None:
+        """A joint_cmd went out to the robot `ns` after it came in."""
+        self.forward_ns[self.forwards % FORWARD_WINDOW] = ns
+        self.forwards += 1
+
+    def forward_us(self) -> tuple[float, float, float]:
+        """p50, p99 and max of the last FORWARD_WINDOW forwards, in us (0s: none yet)."""
+        n = min(self.forwards, FORWARD_WINDOW)
+        if n == 0:
+            return 0.0, 0.0, 0.0
+        a = np.sort(self.forward_ns[:n])
+        return (float(a[n // 2]) / 1e3, float(a[min(n - 1, int(0.99 * n))]) / 1e3, float(a[-1]) / 1e3)
+
     def message(self, now_ns: int, utime: int, state_age_ms: float) -> bytes | None:
         """The bridge_status to publish now (10 Hz and on every change), or None."""
         key = (self.state, self.reason, self.flags.tobytes())
@@ -76,8 +95,10 @@ class BridgeStatus:
         m.reason = self.reason if self.state != ACTIVE else ""
         m.motor_flags = [int(x) for x in self.flags]
         m.state_age_ms = float(min(state_age_ms, 1e9))
+        m.states_received = c.states_received
         m.commands_sent, m.commands_dropped = c.commands_sent, c.commands_dropped
         m.states_rejected, m.stale_events = c.states_rejected, c.stale_events
+        m.forward_p50_us, m.forward_p99_us, m.forward_max_us = self.forward_us()
         return m.encode()
 
 

@@ -29,7 +29,6 @@ import numpy as np
 from controller import msgs
 from controller._kernel import ffi, lib
 from controller.bridges.status import ACTIVE, FAULT, STARTING, BridgeStatus, TickOut
-from controller.bridges.unitree_idl import CDR_HEADER, CRC_WORDS, LOWCMD_C, LOWCMD_CDR, NUM_MOTORS
 from controller.robot.config import Config
 
 FAULT_HOLD_NS = 1_000_000_000
@@ -40,26 +39,16 @@ LEVEL_LOW = 0xFF                # level_flag of low-level commands
 SERVO = 0x01                    # motor mode: the servo on (0 would be off)
 
 
-def lowcmd_values(q: Any, dq: Any, tau: Any, kp: Any, kd: Any) -> list[Any]:
-    """LowCmd_'s fields in order (crc 0) for 12 motors' targets; the rest zero."""
-    values: list[Any] = [HEAD[0], HEAD[1], LEVEL_LOW, 0, 0, 0, 0, 0, 0]
-    for k in range(JOINTS):
-        values += [SERVO, q[k], dq[k], tau[k], kp[k], kd[k], 0, 0, 0]
-    values += [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0] * (NUM_MOTORS - JOINTS)
-    values += [0] * 4 + [0] * 55 + [0, 0]
-    return values
+JOINT_CMD_SIZE = 8 + 8 + 8 + 2 + 5 * 4 * JOINTS   # a joint_command_t of 12 joints, fingerprint in
+TARGETS_AT = 26                                   # its position, velocity, kp, kd, torque (BE float32)
 
 
-def crc_of(values: list[Any]) -> int:
-    """The SDK's CRC of a message given by its field values (csrc/crc.c)."""
-    layout = LOWCMD_C.pack(*values)
-    return int(lib.mk_crc32_words(ffi.cast("uint32_t *", ffi.from_buffer(layout)), CRC_WORDS))
-
-
-def lowcmd_bytes(values: list[Any]) -> bytes:
-    """The serialized LowCmd_ (CDR, as DDS carries it) with its CRC set."""
-    values[-1] = crc_of(values)
-    return CDR_HEADER + LOWCMD_CDR.pack(*values)
+def lowcmd(targets: np.ndarray, out: bytearray) -> bytes:
+    """The serialized LowCmd_ (CDR, as DDS carries it, with the SDK's CRC:
+    csrc/crc.c) for targets (5, 12): q, dq, tau, kp, kd."""
+    c = [ffi.from_buffer("double[]", row) for row in targets]
+    lib.mk_unitree_lowcmd(c[0], c[1], c[2], c[3], c[4], JOINTS, ffi.from_buffer(out))
+    return bytes(out)
 
 
 class UnitreeGo2Bridge:
@@ -88,9 +77,12 @@ class UnitreeGo2Bridge:
         self.gyro = np.zeros(3)
         self.accel = np.zeros(3)
         self.volts = 0.0
-        zeros = [0.0] * JOINTS
-        self._damping = lowcmd_bytes(lowcmd_values(zeros, zeros, zeros, zeros,
-                                                   [self.bcfg.damping_kd] * JOINTS))
+        self._out = bytearray(812)
+        self._targets = np.zeros((5, JOINTS))        # q, dq, tau, kp, kd: the C packer's rows
+        damping = np.zeros((5, JOINTS))
+        damping[4] = self.bcfg.damping_kd
+        self._damping = lowcmd(damping, self._out)
+        self._fingerprint = msgs.joint_command_t._get_packed_fingerprint()
         self._js = msgs.joint_state_t()
         self._js.num_joints = JOINTS
         self._imu = msgs.imu_t()
@@ -107,6 +99,7 @@ class UnitreeGo2Bridge:
 
     def lowstate(self, now_ns: int, msg: Any, crc_ok: bool = True) -> None:
         """A LowState_ off DDS (`crc_ok`: its CRC checked out, or is not checked)."""
+        self.status.counters.states_received += 1
         if not crc_ok:
             self.status.dropped(now_ns, "robot_message_rejected", "LowState_: wrong CRC", state=True)
             return
@@ -147,32 +140,33 @@ class UnitreeGo2Bridge:
         if self.status.state != ACTIVE:
             self.status.dropped(now_ns, "joint_cmd_not_sent", f"the bridge is {self._state_text()}")
             return None
-        try:
-            m = msgs.joint_command_t.decode(data)
-        except Exception as exc:
-            self.status.dropped(now_ns, "joint_cmd_rejected", f"not a valid joint_command_t ({exc})")
+        if len(data) != JOINT_CMD_SIZE or data[:8] != self._fingerprint \
+                or int.from_bytes(data[24:26], "big") != JOINTS:
+            self.status.dropped(now_ns, "joint_cmd_rejected",
+                                f"not a joint_command_t of 12 joints ({len(data)} bytes)")
             return None
-        if m.num_joints != JOINTS:
-            self.status.dropped(now_ns, "joint_cmd_rejected", f"{m.num_joints} joints, not 12")
-            return None
-        fields = (m.position, m.velocity, m.torque, m.kp, m.kd)
-        if not all(math.isfinite(v) for f in fields for v in f):
+        # position, velocity, kp, kd, torque as sent; the packer wants q, dq, tau, kp, kd.
+        sent = np.frombuffer(data, ">f4", 5 * JOINTS, TARGETS_AT).reshape(5, JOINTS)
+        if not np.isfinite(sent).all():
             self.status.dropped(now_ns, "joint_cmd_rejected", "a value is not finite")
             return None
-        kp, kd = self._capped(m.kp, self.bcfg.kp_max, "kp"), self._capped(m.kd, self.bcfg.kd_max, "kd")
+        t = self._targets
+        t[0], t[1], t[2] = sent[0], sent[1], sent[4]
+        t[3] = self._capped(sent[2], self.bcfg.kp_max, "kp")
+        t[4] = self._capped(sent[3], self.bcfg.kd_max, "kd")
         self.status.counters.commands_sent += 1
-        return lowcmd_bytes(lowcmd_values(m.position, m.velocity, m.torque, kp, kd))
+        return lowcmd(t, self._out)
 
-    def _capped(self, gains: list[float], cap: float | None, name: str) -> list[float]:
+    def _capped(self, gains: np.ndarray, cap: float | None, name: str) -> np.ndarray:
         """The gains within `cap` (bridge.kp_max / kd_max; None: as they are);
         the first time one is capped, a log line says so."""
-        if cap is None or max(gains) <= cap:
+        if cap is None or gains.max() <= cap:
             return gains
         if name not in self.capped:
             self.capped.add(name)
-            self.status.log.info("gain_capped", gain=name, cap=cap, asked=round(max(gains), 3),
+            self.status.log.info("gain_capped", gain=name, cap=cap, asked=round(float(gains.max()), 3),
                                  why=f"bridge.{name}_max")
-        return [min(g, cap) for g in gains]
+        return np.minimum(gains, cap)
 
     # -- the tick -----------------------------------------------------------------------
     def _state_text(self) -> str:

@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE)]
 
+import bridge_bench
 import gait_bench
 import kernel_bench
 import rt_bench
@@ -35,9 +36,12 @@ def main() -> int:
     print("\n".join(gait_bench.report(results["gait"])), "\n", flush=True)
     results["realtime"] = rt_bench.measure()
     print("\n".join(rt_bench.report(results["realtime"])), "\n")
+    results["bridges"] = bridge_bench.measure()
+    print("\n".join(bridge_bench.report(results["bridges"])), "\n")
     results["seconds"] = round(time.time() - started, 1)
     targets = [Target(**{k: v for k, v in t.items() if k != "passed"})
                for t in results["kernel"]["targets"] + results["realtime"]["targets"]]
+    targets += bridge_bench.targets(results["bridges"])
     print("targets")
     for t in targets:
         print(t.row())
