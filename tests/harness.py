@@ -8,6 +8,9 @@ the joint-space sim, and a test that does says why.
 """
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -173,3 +176,15 @@ class Rig:
         self.run(20)
         self.send(12)
         self.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 5000)
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """End a process started with start_new_session=True and everything it
+    started (xvfb-run's Xvfb, say): SIGTERM to its group, SIGKILL after 10 s."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from typing import IO
 
 import lcm
 import pytest
-from harness import command
+from harness import command, stop_group
 
 from controller import msgs
 from controller.bridges.dds import use_interface
@@ -51,16 +50,6 @@ def pin(core: int) -> list[str]:
     """taskset onto one core, on a machine with two or more (else nothing)."""
     taskset = shutil.which("taskset")
     return [taskset, "-c", str(core)] if taskset and (os.cpu_count() or 1) >= 2 else []
-
-
-def kill(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 class Client:
@@ -141,24 +130,27 @@ def go2() -> Iterator[Client]:
     # leave the cores to its physics and to motiond (it is not modified).
     env = {**os.environ, "LP_NUM_THREADS": "1"}
     with tempfile.TemporaryFile() as sim_log:
-        sim = subprocess.Popen([*pin(1), xvfb, "-a", "-s", "-screen 0 400x300x24", str(PEERS_PYTHON),
-                                "unitree_mujoco.py"],
-                               cwd=PEER, env=env, stdout=sim_log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-        daemon = subprocess.Popen([*pin(0), sys.executable, "-m", "controller.cli.motiond", "--config", str(CONFIG),
-                                   "--bridge", "unitree_go2"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, start_new_session=True)
-        client = Client()
-        client.sim_log = sim_log
+        sim = daemon = None
+        client: Client | None = None
         try:
+            sim = subprocess.Popen([*pin(1), xvfb, "-a", "-s", "-screen 0 400x300x24", str(PEERS_PYTHON),
+                                    "unitree_mujoco.py"],
+                                   cwd=PEER, env=env, stdout=sim_log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+            daemon = subprocess.Popen([*pin(0), sys.executable, "-m", "controller.cli.motiond", "--config",
+                                       str(CONFIG), "--bridge", "unitree_go2"], cwd=ROOT,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+            client = Client()
+            client.sim_log = sim_log
             yield client
         finally:
-            client.running = False
-            client.thread.join(timeout=2)
-            kill(daemon)
-            kill(sim)
-            assert daemon.stderr is not None
-            log = daemon.stderr.read().decode(errors="replace")
+            if client is not None:
+                client.running = False
+                client.thread.join(timeout=2)
+            for proc in (daemon, sim):
+                if proc is not None:
+                    stop_group(proc)
+            log = daemon.stderr.read().decode(errors="replace") if daemon and daemon.stderr else ""
             faults = [line for line in log.splitlines() if '"FAULT"' in line]
             assert not faults, f"the bridge faulted: {faults[:3]}"
 

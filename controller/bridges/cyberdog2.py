@@ -36,13 +36,13 @@ import math
 import numpy as np
 
 from controller import msgs
+from controller.bridges.readings import JointReadings
 from controller.bridges.status import ACTIVE, ENTERING, FAULT, STARTING, BridgeStatus, TickOut
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
 
 ERR_LOST = 1 << 1              # motor_ctrl_state err_flag bit1 (SPEC §6.9)
 FAULT_HOLD_NS = 1_000_000_000  # a FAULT stands at least this long (motiond sees it)
-PLAUSIBLE_MARGIN = 0.3         # rad beyond a joint limit that spi_data may still read
 LEGS = 4
 
 # Robot-side ports, as run.py names them.
@@ -59,10 +59,7 @@ class CyberDog2Bridge:
         self.cfg = cfg
         self.bcfg = cfg.bridge
         self.timeout_ns = int(self.bcfg.state_timeout_ms * 1e6)
-        jm = cfg.joint_map
-        lo, hi = jm.positions_to_wire(cfg.q_min), jm.positions_to_wire(cfg.q_max)
-        self.q_lo = np.minimum(lo, hi) - PLAUSIBLE_MARGIN
-        self.q_hi = np.maximum(lo, hi) + PLAUSIBLE_MARGIN
+        self.joints = JointReadings(cfg)
         self.status = BridgeStatus(self.name, 12)
         self.spi: msgs.spi_data_t | None = None
         self.spi_ns: int | None = None
@@ -74,12 +71,7 @@ class CyberDog2Bridge:
         self.entry_frames = 0
         self._zero = msgs.motor_ctrl_lcmt().encode()
         self._cmd = msgs.motor_ctrl_lcmt()
-        self._js = msgs.joint_state_t()
-        self._js.num_joints = 12
         self._imu = msgs.imu_t()
-        self.q = np.zeros(12)
-        self.qd = np.zeros(12)
-        self.tau = np.zeros(12)
 
     @property
     def state(self) -> int:
@@ -113,19 +105,10 @@ class CyberDog2Bridge:
                        for v in (msg.qd_abad[leg], msg.qd_hip[leg], msg.qd_knee[leg])])
         tau = np.array([v for leg in range(LEGS)
                         for v in (msg.tau_abad[leg], msg.tau_hip[leg], msg.tau_knee[leg])])
-        if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(tau).all()):
-            self.status.dropped(now_ns, "robot_message_rejected", "spi_data: a value is not finite",
-                                state=True)
+        why = self.joints.take(q, qd, tau, "spi_data")
+        if why is not None:
+            self.status.dropped(now_ns, "robot_message_rejected", why, state=True)
             return
-        outside = np.flatnonzero((q < self.q_lo) | (q > self.q_hi))
-        if outside.size:
-            j = int(outside[0])
-            self.status.dropped(
-                now_ns, "robot_message_rejected",
-                f"spi_data: joint {self.cfg.joint_map.wire_names[j]} reads {q[j]:.3f} rad, "
-                f"impossible for this robot (a zero or corrupt state)", state=True)
-            return
-        self.q[:], self.qd[:], self.tau[:] = q, qd, tau
         self.status.flags[:] = msg.flags
         self.spi, self.spi_ns = msg, now_ns
 
@@ -237,19 +220,12 @@ class CyberDog2Bridge:
         elif state == FAULT and in_state_ns >= FAULT_HOLD_NS and stale is None:
             self._go(now_ns, ENTERING, f"after: {self.status.reason}")
         if self.status.state == ACTIVE:
-            out.to_motiond += [("joint_state", self._joint_state(utime)), ("imu", self._imu_msg(utime))]
+            out.to_motiond += [("joint_state", self.joints.joint_state(utime)), ("imu", self._imu_msg(utime))]
         age = min(self._age_ns(self.spi_ns, now_ns), self._age_ns(self.est_ns, now_ns))
         status = self.status.message(now_ns, utime, age / 1e6)
         if status is not None:
             out.to_motiond.append(("bridge_status", status))
         return out
-
-    def _joint_state(self, utime: int) -> bytes:
-        js = self._js
-        js.utime = utime
-        js.position, js.velocity, js.torque = self.q.tolist(), self.qd.tolist(), self.tau.tolist()
-        js.battery_voltage = 0.0      # spi_data carries none
-        return js.encode()
 
     def _imu_msg(self, utime: int) -> bytes:
         """The IMU in the body frame, from the estimator's world-frame rate and

@@ -28,11 +28,11 @@ import numpy as np
 
 from controller import msgs
 from controller._kernel import ffi, lib
+from controller.bridges.readings import JointReadings
 from controller.bridges.status import ACTIVE, FAULT, STARTING, BridgeStatus, TickOut
 from controller.robot.config import Config
 
 FAULT_HOLD_NS = 1_000_000_000
-PLAUSIBLE_MARGIN = 0.3          # rad beyond a joint limit a reading may still be
 JOINTS = 12
 HEAD = (0xFE, 0xEF)
 LEVEL_LOW = 0xFF                # level_flag of low-level commands
@@ -60,19 +60,13 @@ class UnitreeGo2Bridge:
         self.cfg = cfg
         self.bcfg = cfg.bridge
         self.timeout_ns = int(self.bcfg.state_timeout_ms * 1e6)
-        jm = cfg.joint_map
-        lo, hi = jm.positions_to_wire(cfg.q_min), jm.positions_to_wire(cfg.q_max)
-        self.q_lo = np.minimum(lo, hi) - PLAUSIBLE_MARGIN
-        self.q_hi = np.maximum(lo, hi) + PLAUSIBLE_MARGIN
+        self.joints = JointReadings(cfg)
         self.status = BridgeStatus(self.name, JOINTS)
         self.state_ns: int | None = None
         self.released: bool | None = None   # None: the motion switcher's answer is not in
         self.release_text = ""
         self.state_since_ns = 0
         self.capped: set[str] = set()    # the gains kp_max / kd_max have capped (logged once)
-        self.q = np.zeros(JOINTS)
-        self.qd = np.zeros(JOINTS)
-        self.tau = np.zeros(JOINTS)
         self.quat = np.array([1.0, 0.0, 0.0, 0.0])
         self.gyro = np.zeros(3)
         self.accel = np.zeros(3)
@@ -83,8 +77,6 @@ class UnitreeGo2Bridge:
         damping[4] = self.bcfg.damping_kd
         self._damping = lowcmd(damping, self._out)
         self._fingerprint = msgs.joint_command_t._get_packed_fingerprint()
-        self._js = msgs.joint_state_t()
-        self._js.num_joints = JOINTS
         self._imu = msgs.imu_t()
 
     @property
@@ -109,7 +101,7 @@ class UnitreeGo2Bridge:
         tau = np.array([m.tau_est for m in motors])
         imu = msg.imu_state
         quat = np.array(imu.quaternion, dtype=float)
-        rest = np.concatenate([q, qd, tau, quat, imu.gyroscope, imu.accelerometer])
+        rest = np.concatenate([quat, imu.gyroscope, imu.accelerometer])
         if not np.isfinite(rest).all():
             self.status.dropped(now_ns, "robot_message_rejected", "LowState_: a value is not finite",
                                 state=True)
@@ -119,15 +111,10 @@ class UnitreeGo2Bridge:
             self.status.dropped(now_ns, "robot_message_rejected",
                                 f"LowState_: quaternion norm {norm:.3f}, not 1", state=True)
             return
-        outside = np.flatnonzero((q < self.q_lo) | (q > self.q_hi))
-        if outside.size:
-            j = int(outside[0])
-            self.status.dropped(
-                now_ns, "robot_message_rejected",
-                f"LowState_: motor {j} ({self.cfg.joint_map.wire_names[j]}) reads {q[j]:.3f} rad, "
-                f"impossible for this robot (a zero or corrupt state)", state=True)
+        why = self.joints.take(q, qd, tau, "LowState_")
+        if why is not None:
+            self.status.dropped(now_ns, "robot_message_rejected", why, state=True)
             return
-        self.q[:], self.qd[:], self.tau[:] = q, qd, tau
         self.quat[:] = quat / norm
         self.gyro[:], self.accel[:] = imu.gyroscope, imu.accelerometer
         volts = float(msg.power_v)
@@ -205,18 +192,12 @@ class UnitreeGo2Bridge:
         if self.status.state == FAULT and self.released is not False:
             out.to_robot.append(self._damping)     # the Go2's safe command
         if self.status.state == ACTIVE:
-            out.to_motiond += [("joint_state", self._joint_state(utime)), ("imu", self._imu_msg(utime))]
+            out.to_motiond += [("joint_state", self.joints.joint_state(utime, self.volts)),
+                               ("imu", self._imu_msg(utime))]
         status = self.status.message(now_ns, utime, age / 1e6)
         if status is not None:
             out.to_motiond.append(("bridge_status", status))
         return out
-
-    def _joint_state(self, utime: int) -> bytes:
-        js = self._js
-        js.utime = utime
-        js.position, js.velocity, js.torque = self.q.tolist(), self.qd.tolist(), self.tau.tolist()
-        js.battery_voltage = self.volts
-        return js.encode()
 
     def _imu_msg(self, utime: int) -> bytes:
         m = self._imu

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -29,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent), str(ROOT / "tests")]
 
 import lcm
+from harness import stop_group
 from stats import Target, quantiles_us
 
 from controller import msgs
@@ -48,16 +48,6 @@ ACTIVE = msgs.bridge_status_t.ACTIVE
 def _start(args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 class Wires:
@@ -181,9 +171,9 @@ def _run(name: str, config: Path, robot_url: str | None, trot_vx: float, extra: 
             result["wire_latency_us"] = quantiles_us(wires.latency_ns)
         return result
     finally:
-        _stop(daemon)
+        stop_group(daemon)
         for proc in extra:
-            _stop(proc)
+            stop_group(proc)
 
 
 def measure() -> dict[str, Any]:
