@@ -61,13 +61,11 @@ class CyberDog2Bridge:
         self.timeout_ns = int(self.bcfg.state_timeout_ms * 1e6)
         self.joints = JointReadings(cfg)
         self.status = BridgeStatus(self.name, 12)
-        self.spi: msgs.spi_data_t | None = None
         self.spi_ns: int | None = None
         self.est: msgs.state_estimator_lcmt | None = None
         self.est_ns: int | None = None
         self.err_flag: int | None = None
         self.err_ns: int | None = None
-        self.state_since_ns = 0
         self.entry_frames = 0
         self._zero = msgs.motor_ctrl_lcmt().encode()
         self._cmd = msgs.motor_ctrl_lcmt()
@@ -110,7 +108,7 @@ class CyberDog2Bridge:
             self.status.dropped(now_ns, "robot_message_rejected", why, state=True)
             return
         self.status.flags[:] = msg.flags
-        self.spi, self.spi_ns = msg, now_ns
+        self.spi_ns = now_ns
 
     def _take_estimate(self, now_ns: int, msg: msgs.state_estimator_lcmt) -> None:
         values = list(msg.quat) + list(msg.omegaWorld) + list(msg.aWorld)
@@ -130,7 +128,7 @@ class CyberDog2Bridge:
         """The motor_ctrl to send for a joint_cmd from motiond, or None."""
         if self.status.state != ACTIVE:
             self.status.dropped(now_ns, "joint_cmd_not_sent",
-                                f"the bridge is {self._state_text()}")
+                                f"the bridge is {self.status.text()}")
             return None
         try:
             msg = msgs.joint_command_t.decode(data)
@@ -153,11 +151,6 @@ class CyberDog2Bridge:
     def _age_ns(self, since: int | None, now_ns: int) -> float:
         return math.inf if since is None else now_ns - since
 
-    def _state_text(self) -> str:
-        s = self.status
-        return {STARTING: "STARTING", ENTERING: "ENTERING", ACTIVE: "ACTIVE",
-                FAULT: "FAULT"}[s.state] + (f" ({s.reason})" if s.reason else "")
-
     def _stale(self, now_ns: int) -> str | None:
         """Why the robot state is not usable now, or None."""
         for name, since in (("spi_data", self.spi_ns), ("state_estimator", self.est_ns)):
@@ -168,14 +161,10 @@ class CyberDog2Bridge:
                         f"{self.bcfg.state_timeout_ms:g})")
         return None
 
-    def _go(self, now_ns: int, state: int, reason: str = "") -> None:
-        if state != self.status.state:
-            self.state_since_ns = now_ns
-            if state == ENTERING:
-                self.entry_frames = 0
-            if state == FAULT and self.status.state == ACTIVE and reason.startswith("no "):
-                self.status.counters.stale_events += 1
-        self.status.enter(state, reason)
+    def _go(self, now_ns: int, state: int, reason: str = "", stale: bool = False) -> None:
+        if state == ENTERING and self.status.state != ENTERING:
+            self.entry_frames = 0
+        self.status.enter(now_ns, state, reason, stale)
 
     def _board_accepts(self, now_ns: int) -> bool:
         return (self.err_flag is not None and self._age_ns(self.err_ns, now_ns) <= self.timeout_ns
@@ -187,7 +176,7 @@ class CyberDog2Bridge:
         out = TickOut()
         stale = self._stale(now_ns)
         state = self.status.state
-        in_state_ns = now_ns - self.state_since_ns
+        in_state_ns = now_ns - self.status.since_ns
         if state == STARTING:
             if stale is None:
                 self._go(now_ns, ENTERING, "asking the board for low-level control")
@@ -211,7 +200,7 @@ class CyberDog2Bridge:
                 self.entry_frames += 1
         elif state == ACTIVE:
             if stale is not None:
-                self._go(now_ns, FAULT, stale)
+                self._go(now_ns, FAULT, stale, stale=True)
             elif self._age_ns(self.err_ns, now_ns) > self.timeout_ns:
                 self._go(now_ns, FAULT, "no motor_ctrl_state: the board left low-level control")
             elif self.err_flag is not None and self.err_flag & ERR_LOST:

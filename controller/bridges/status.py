@@ -47,17 +47,27 @@ class BridgeStatus:
         self._msg.num_joints = self.num_joints
         self._sent: tuple[int, str, bytes] | None = None
         self._sent_ns = 0
+        self.since_ns = 0          # when the state began (enter)
         self.forward_ns = np.zeros(FORWARD_WINDOW)     # ring: the bridge's time per forwarded command
         self.forwards = 0
 
-    def enter(self, state: int, reason: str = "", **fields: object) -> None:
-        """Change state (logged once per change)."""
+    def enter(self, now_ns: int, state: int, reason: str = "", stale: bool = False) -> None:
+        """Change state (logged once per change); `since_ns` is when the state
+        began. `stale`: the robot's state went too old (counted when it ends
+        ACTIVE)."""
         if state == self.state and reason == self.reason:
             return
+        if state != self.state:
+            self.since_ns = now_ns
+            if stale and state == FAULT and self.state == ACTIVE:
+                self.counters.stale_events += 1
         level = self.log.warning if state == FAULT else self.log.info
-        level("bridge_state", state=STATE_NAMES[state], was=STATE_NAMES[self.state],
-              reason=reason or None, **fields)
+        level("bridge_state", state=STATE_NAMES[state], was=STATE_NAMES[self.state], reason=reason or None)
         self.state, self.reason = state, reason
+
+    def text(self) -> str:
+        """The state in words, with its reason: "ENTERING (asking the board ...)"."""
+        return STATE_NAMES[self.state] + (f" ({self.reason})" if self.reason else "")
 
     def dropped(self, now_ns: int, event: str, reason: str, state: bool = False) -> None:
         """Count and log (at a bounded rate) a robot message (`state`) or a

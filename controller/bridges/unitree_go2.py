@@ -65,7 +65,6 @@ class UnitreeGo2Bridge:
         self.state_ns: int | None = None
         self.released: bool | None = None   # None: the motion switcher's answer is not in
         self.release_text = ""
-        self.state_since_ns = 0
         self.capped: set[str] = set()    # the gains kp_max / kd_max have capped (logged once)
         self.quat = np.array([1.0, 0.0, 0.0, 0.0])
         self.gyro = np.zeros(3)
@@ -125,7 +124,7 @@ class UnitreeGo2Bridge:
     def joint_cmd(self, now_ns: int, data: bytes) -> bytes | None:
         """The LowCmd_ to send for a joint_cmd from motiond, or None."""
         if self.status.state != ACTIVE:
-            self.status.dropped(now_ns, "joint_cmd_not_sent", f"the bridge is {self._state_text()}")
+            self.status.dropped(now_ns, "joint_cmd_not_sent", f"the bridge is {self.status.text()}")
             return None
         if len(data) != JOINT_CMD_SIZE or data[:8] != self._fingerprint \
                 or int.from_bytes(data[24:26], "big") != JOINTS:
@@ -156,17 +155,6 @@ class UnitreeGo2Bridge:
         return np.minimum(gains, cap)
 
     # -- the tick -----------------------------------------------------------------------
-    def _state_text(self) -> str:
-        s = self.status
-        names = {STARTING: "STARTING", ACTIVE: "ACTIVE", FAULT: "FAULT"}
-        return names.get(s.state, str(s.state)) + (f" ({s.reason})" if s.reason else "")
-
-    def _go(self, now_ns: int, state: int, reason: str = "") -> None:
-        if state != self.status.state:
-            self.state_since_ns = now_ns
-            if state == FAULT and self.status.state == ACTIVE and reason.startswith("no "):
-                self.status.counters.stale_events += 1
-        self.status.enter(state, reason)
 
     def tick(self, now_ns: int, utime: int) -> TickOut:
         out = TickOut()
@@ -177,18 +165,18 @@ class UnitreeGo2Bridge:
         state = self.status.state
         if self.released is False:
             if state != FAULT:
-                self._go(now_ns, FAULT, self.release_text)
+                self.status.enter(now_ns, FAULT, self.release_text)
         elif state == STARTING:
             if stale is not None:
                 self.status.reason = stale
             elif self.released is None:
                 self.status.reason = "asking the motion switcher who owns the robot"
             else:
-                self._go(now_ns, ACTIVE)
+                self.status.enter(now_ns, ACTIVE)
         elif state == ACTIVE and stale is not None:
-            self._go(now_ns, FAULT, stale)
-        elif state == FAULT and stale is None and now_ns - self.state_since_ns >= FAULT_HOLD_NS:
-            self._go(now_ns, ACTIVE)
+            self.status.enter(now_ns, FAULT, stale, stale=True)
+        elif state == FAULT and stale is None and now_ns - self.status.since_ns >= FAULT_HOLD_NS:
+            self.status.enter(now_ns, ACTIVE)
         if self.status.state == FAULT and self.released is not False:
             out.to_robot.append(self._damping)     # the Go2's safe command
         if self.status.state == ACTIVE:
