@@ -9,6 +9,7 @@ the joint-space sim, and a test that does says why.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable
@@ -176,6 +177,15 @@ class Rig:
         self.run(20)
         self.send(12)
         self.run_until(lambda r: r.last.mode == 12 and r.last.bar == 100, 5000)
+
+
+def pin(core: int) -> list[str]:
+    """taskset onto one core, on a machine with two or more (else nothing):
+    for a test that stands in for a robot's own computer with a process of
+    its own (a board, a maker's simulator), which on the robot never shares
+    motiond's core."""
+    taskset = shutil.which("taskset")
+    return [taskset, "-c", str(core)] if taskset and (os.cpu_count() or 1) >= 2 else []
 
 
 def stop_group(proc: subprocess.Popen[bytes]) -> None:

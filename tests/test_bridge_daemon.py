@@ -15,7 +15,7 @@ from pathlib import Path
 
 import lcm
 import pytest
-from harness import command, stop_group
+from harness import command, pin, stop_group
 
 from controller import msgs
 from controller.bridges.status import ACTIVE
@@ -30,8 +30,8 @@ CFG = load_config(CONFIG)
 CH = CFG.lcm.channels
 
 
-def start(*args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+def start(core: int, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*pin(core), sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True)
 
 
@@ -109,23 +109,24 @@ class Listener:
 @pytest.fixture(params=["in-process", "beside"])
 def robot(request: pytest.FixtureRequest) -> Iterator[Listener]:
     config = ["--config", str(CONFIG)]
-    # The board is a microcontroller of its own on the robot; here it shares
-    # two cores with motiond (real-time), its MPC worker (real-time) and this
-    # test's client, at the normal scheduler's nice -10: given the real-time
-    # class as well, it and motiond starved the client of its heartbeat; at
-    # nice 0 it stalled past the bridge's 50 ms now and then.
+    # The board is a microcontroller of its own on the robot: here it has
+    # core 1 (shared with this test's client, ahead of it at nice -10), and
+    # motiond, its MPC worker and the bridge core 0. Sharing both cores with
+    # motiond's real-time threads, the board stalled past the bridge's 50 ms
+    # now and then while the robot trotted (and given the real-time class
+    # as well, it and motiond starved the client of its heartbeat).
     procs: list[subprocess.Popen[bytes]] = []
     listener: Listener | None = None
     try:
-        board = start("-m", "controller.cli.motionctl", *config, "board-emulator")
+        board = start(1, "-m", "controller.cli.motionctl", *config, "board-emulator")
         procs.append(board)
         if os.geteuid() == 0:
             os.setpriority(os.PRIO_PROCESS, board.pid, -10)   # ahead of this client, behind real time
         if request.param == "in-process":
-            procs.append(start("-m", "controller.cli.motiond", *config, "--bridge", "cyberdog2"))
+            procs.append(start(0, "-m", "controller.cli.motiond", *config, "--bridge", "cyberdog2"))
         else:
-            procs.append(start("-m", "controller.cli.motiond", *config))
-            procs.append(start("-m", "controller.cli.motionctl", *config, "bridge", "cyberdog2"))
+            procs.append(start(0, "-m", "controller.cli.motiond", *config))
+            procs.append(start(0, "-m", "controller.cli.motionctl", *config, "bridge", "cyberdog2"))
         listener = Listener()
         yield listener
     finally:

@@ -25,7 +25,7 @@ from typing import IO
 
 import lcm
 import pytest
-from harness import command, stop_group
+from harness import command, pin, stop_group
 
 from controller import msgs
 from controller.bridges.dds import use_interface
@@ -45,12 +45,6 @@ STANDING_Z = 0.30      # m: the simulator's body (its IMU site) over the floor, 
 LYING_Z = 0.16         # m: lying (0.117 at rest)
 TROT_VX = -0.5         # m/s, backward: the scene's obstacles are ahead
 TURN_WZ = 0.5          # rad/s
-
-
-def pin(core: int) -> list[str]:
-    """taskset onto one core, on a machine with two or more (else nothing)."""
-    taskset = shutil.which("taskset")
-    return [taskset, "-c", str(core)] if taskset and (os.cpu_count() or 1) >= 2 else []
 
 
 class Client:
@@ -188,12 +182,13 @@ def test_a_cyberdog2_client_stands_trots_turns_and_lies_down_unitrees_simulated_
     vx = (x1 - x0) / (t1 - t0)
     assert abs(vx - TROT_VX) <= 0.1 + 0.2 * abs(TROT_VX), f"trot at {vx:.2f} m/s"
     assert min(go2.heights(start)) > STANDING_Z - 0.04, "the body sagged or fell while trotting"
-    # Turn in place 3 s; the yaw rate over its last 2 s.
+    # Turn in place 4.5 s; the yaw rate over its last 3 s (over 2 s it
+    # varied from 0.29 to 0.42 rad/s from run to run).
     go2.send(11, 3, vel_des=[0.0, 0.0, TURN_WZ], step_height=[0.06, 0.06])
     start = time.monotonic()
-    go2.hold(1.0)
+    go2.hold(1.5)
     ta, yaw_a = go2.yaw[-1]
-    go2.hold(2.0)
+    go2.hold(3.0)
     tb, yaw_b = go2.yaw[-1]
     wz = math.remainder(yaw_b - yaw_a, 2 * math.pi) / (tb - ta)
     assert abs(wz - TURN_WZ) <= 0.1 + 0.2 * TURN_WZ, f"turn at {wz:.2f} rad/s"
