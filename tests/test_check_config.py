@@ -123,14 +123,16 @@ def test_without_a_path_it_checks_motionctl_config_else_the_default(capsys: pyte
     assert capsys.readouterr().out.startswith(f"OK   {nao}: robot nao22, ")
 
 
-def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(capsys: pytest.CaptureFixture[str]) -> None:
+def test_several_paths_one_verdict_each_and_exit_1_if_any_fails(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     good = ROOT / "config" / "humanoid20.yaml"
-    fsm_table = ROOT / "config" / "humanoid_fsm.yaml"      # not a robot config
-    code, out = check(str(good), str(fsm_table), capsys=capsys)
+    kindless = tmp_path / "robot.yaml"                     # neither a robot config nor an FSM table
+    kindless.write_text("robot: somebody\ntick_hz: 500\n")
+    code, out = check(str(good), str(kindless), capsys=capsys)
     lines = out.splitlines()
     assert code == 1 and len(lines) == 2
     assert lines[0].startswith(f"OK   {good}: ")
-    assert lines[1] == f"FAIL {fsm_table}: kind: missing"
+    assert lines[1] == f"FAIL {kindless}: kind: missing"
 
 
 def test_check_config_opens_no_socket(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -293,3 +295,17 @@ def test_a_loader_crash_is_a_fail_line_not_a_traceback(monkeypatch: pytest.Monke
     code, out = check("some.yaml", capsys=capsys)
     assert code == 1
     assert out.startswith("FAIL some.yaml: the config loader crashed (KeyError: 'boom')")
+
+
+def test_the_shipped_state_machine_tables_are_named_as_such_and_checked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tables = sorted(str(p) for p in (ROOT / "config").glob("*_fsm.yaml"))
+    code, out = check(*tables, capsys=capsys)
+    assert code == 0 and len(tables) == 3
+    assert all("a state-machine table (what a robot config's `fsm:` names), not a robot config" in line
+               for line in out.splitlines()), out
+    assert "OK   " + tables[0] + ": a state-machine table" in out and "14 modes" in out
+    broken = tmp_path / "broken_fsm.yaml"
+    broken.write_text("modes:\n  0: {name: \"OFF\"}\ntransitions:\n  0: {immediate: [7]}\n")
+    code, out = check(str(broken), capsys=capsys)
+    assert code == 1 and out.startswith(f"FAIL {broken}: transitions.0.immediate: 7 is not a mode listed"), out

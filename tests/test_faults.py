@@ -341,3 +341,24 @@ def test_the_tracking_watch_refuses_arrays_it_cannot_read() -> None:
         watch.check(np.zeros(12, dtype=np.float32), np.zeros(12), np.zeros(12))
     with pytest.raises(ValueError, match="12 contiguous float64"):
         watch.check(np.zeros(24)[::2], np.zeros(12), np.zeros(12))
+
+
+def test_a_command_refused_after_the_heartbeat_lapsed_says_so(standing: Rig) -> None:
+    """The newcomer's trap (typing one motionctl after another): the stand's
+    heartbeat stops, the robot is laid down, and the next command's refusal
+    names the lapse; the next command the damper takes clears it."""
+    r = standing
+    r.run(600, heartbeat=False)                     # > 500 ms without a command
+    lapse = "the heartbeat lapsed (no command for 500 ms), so the robot was sent to PURE_DAMPER (7)"
+    assert r.mode == 7 and r.ctl.counters.timeouts == 1 and r.ctl.counters.last_error == lapse
+    r.send(21, 5, pos_des=[0.0, 0.0, 0.2])
+    r.run(100)
+    assert r.last.switch_status == BAN_TRANS
+    assert r.ctl.counters.last_error == \
+        f"mode 21 refused: PURE_DAMPER cannot switch to POSE_CTRL (transition table): {lapse}"
+    r.send(12)                                      # stand again: accepted, the lapse is history
+    r.run(100)
+    assert r.mode == 12
+    r.send(13)
+    r.run(100)
+    assert r.ctl.counters.last_error == "mode 13 refused: mode 13 is not a known mode"

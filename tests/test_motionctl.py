@@ -336,7 +336,9 @@ def test_send_wait_done_when_mode_and_gait_reach_95_percent() -> None:
     code, out = send(bus, {"mode": 12})
     assert code == client.EXIT_OK
     assert clock.now == pytest.approx(1.35, abs=0.025)
-    assert out.strip().endswith("done: RECOVERY_STAND (12) gait 0")
+    done, letting_go = out.strip().splitlines()[-2:]
+    assert done == "done: RECOVERY_STAND (12) gait 0"
+    assert letting_go == send_cmd.LETTING_GO       # standing, and nothing keeps it up after this
 
 
 def test_send_wait_ignores_a_stale_response_in_flight_at_send_time() -> None:
@@ -373,9 +375,25 @@ def test_send_wait_refused_after_100ms_of_ban_trans() -> None:
     bus = FakeBus(clock, responses(0.3, 5.0, 0, 0, bar=100, switch=5))
     code, out = send(bus, {"mode": 21})
     assert code == client.EXIT_REFUSED
-    # The 0.30 s response predates the send and is dropped; 5 from 0.32 s, held 100 ms.
-    assert clock.now == pytest.approx(0.42, abs=0.015)
+    # The 0.30 s response predates the send and is dropped; 5 from 0.32 s, held
+    # 100 ms; then up to REASON_WAIT_S for motiond's reason, which this
+    # controller never sends.
+    assert clock.now == pytest.approx(0.42 + client.REASON_WAIT_S, abs=0.015)
     assert "refused: OFF (0) does not switch to POSE_CTRL (21) gait 0" in out
+
+
+def test_a_refusal_says_the_daemons_own_reason_and_a_lapsed_heartbeat_how_to_keep_it() -> None:
+    clock = FakeClock()
+    reason = ("PURE_DAMPER cannot switch to POSE_CTRL (transition table): the heartbeat lapsed "
+              "(no command for 500 ms), so the robot was sent to PURE_DAMPER (7)")
+    bus = FakeBus(clock, responses(0.3, 5.0, 7, 0, bar=100, switch=5)
+                  + [(t, STATUS, status_bytes(mode=7, last_error=f"mode 21 refused: {reason}"))
+                     for t in (0.35, 0.45, 0.55)])
+    code, out = send(bus, {"mode": 21, "gait_id": 5})
+    assert code == client.EXIT_REFUSED
+    assert clock.now == pytest.approx(0.42, abs=0.015)          # its reason came with the refusal
+    assert f"refused: POSE_CTRL (21) gait 5: {reason} (switch_status 5 BAN_TRANS)" in out
+    assert "`motionctl hold --start` keeps it between commands" in out
 
 
 def test_send_wait_brief_ban_trans_is_not_a_refusal() -> None:
@@ -563,7 +581,7 @@ def test_send_options_become_fields() -> None:
     args = mc.build_parser().parse_args(
         ["send", "--mode", "21", "--contact", "0x0E", "--vel", "-0.1", "0", "0.5", "--foot-pose", "0.05",
          "--step-height", "0.05", "0.05", "--duration", "1000", "--wait"])
-    fields = send_cmd.fields_from_args(args)
+    fields = send_cmd.fields_from_args(args, CFG.fsm.names)
     assert fields == {"mode": 21, "contact": 14, "vel_des": [-0.1, 0.0, 0.5],
                       "foot_pose": [0.05, 0.0, 0.0, 0.0, 0.0, 0.0], "step_height": [0.05, 0.05],
                       "duration": 1000}
@@ -576,7 +594,8 @@ def test_send_options_become_fields() -> None:
     (["send", "--mode", "128"], "argument --mode: 128 is outside the int8 range [-128, 127]"),
     (["send", "--mode", "12", "--gait", "-129"], "argument --gait: -129 is outside the int8 range"),
     (["send", "--mode", "12", "--contact", "0x100"], "argument --contact: 256 is outside the int8 range"),
-    (["send", "--mode", "x"], "argument --mode: 'x' is not an integer"),
+    (["send", "--mode", "x"], "send: --mode 'x': not a mode number or word (damper, lie,"),
+    (["send", "--mode", "trot", "--gait", "gallop"], "send: --gait 'gallop': not a gait number or word"),
     (["send", "--mode", "12", "--rpy", "0", "inf", "0"], "argument --rpy: must be finite"),
     (["send", "--mode", "12", "--foot-pose", "1", "2", "3", "4", "5", "6", "7"], "at most 6 numbers"),
     (["send", "--mode", "12", "--timeout", "0"], "argument --timeout: must be > 0"),

@@ -52,7 +52,7 @@ SHORT_PARAMS = ("# Gait Params\n" + STEP.format(gait=110, ms=1200, height="40040
 
 def validate(*argv: str) -> tuple[int, list[str]]:
     parser = argparse.ArgumentParser(prog="motionctl")
-    v.add_parser(parser.add_subparsers(dest="command", required=True), physics=pc.PhysicsCheck)
+    v.add_parser(parser.add_subparsers(dest="command", required=True), "validate", physics=pc.PhysicsCheck)
     out = io.StringIO()
     code = v.run(parser.parse_args(["validate", *argv]), out=out)
     return code, out.getvalue().splitlines()

@@ -293,7 +293,7 @@ def test_a_crashing_loader_becomes_a_failure_of_that_file(tmp_path, monkeypatch)
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="motionctl")
     parser.add_argument("--config")             # motionctl's own, for the LCM link
-    v.add_parser(parser.add_subparsers(dest="command", required=True))
+    v.add_parser(parser.add_subparsers(dest="command", required=True), "validate")
     return parser.parse_args(list(argv))
 
 

@@ -31,7 +31,7 @@ def parse(*argv: str, physics: v.PhysicsFactory | None = pc.PhysicsCheck) -> arg
     """The arguments as motionctl parses them, with the physics run handed in
     as the command line hands it."""
     parser = argparse.ArgumentParser(prog="motionctl")
-    v.add_parser(parser.add_subparsers(dest="command", required=True), physics=physics)
+    v.add_parser(parser.add_subparsers(dest="command", required=True), "validate", physics=physics)
     return parser.parse_args(list(argv))
 
 

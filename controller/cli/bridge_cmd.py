@@ -8,6 +8,7 @@ import signal
 from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 BRIDGE_DESCRIPTION = """\
@@ -37,14 +38,14 @@ robot, on one machine:
 
 def add_parsers(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
-        "bridge", help="run a robot bridge beside motiond (the robot maker's low-level wire)",
+        "bridge", help=summary("bridge"),
         description=BRIDGE_DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("name", choices=("cyberdog2", "unitree_go2"),
                    help="the robot's wire: cyberdog2 (the motor SDK's LCM), unitree_go2 (Unitree SDK2's DDS)")
     p.add_argument("--seconds", type=float, default=None, help="stop after this long (tests)")
     p.set_defaults(func=run_bridge)
     b: argparse.ArgumentParser = sub.add_parser(
-        "board-emulator", help="emulate CyberDog 2's motion-control board in physics (for the bridge)",
+        "board-emulator", help=summary("board-emulator"),
         description=BOARD_DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     b.add_argument("--seconds", type=float, default=None, help="stop after this long (tests)")
     b.set_defaults(func=run_board)

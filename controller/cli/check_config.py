@@ -30,18 +30,20 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.commands import summary as command_summary
 from controller.cli.config_checks import placeholders, quadruped_findings
 from controller.motion.mof import load_net
 from controller.motion.motions import MotionLibrary
 from controller.motion.scripts import load_directory
 from controller.motion.user_gait_files import load_user_gaits
-from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config
+from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config, load_fsm
+from controller.robot.config.reader import load_yaml
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `check-config` to an argparse subparsers object; its func is `run`."""
     parser = sub.add_parser(
-        "check-config", help="check robot config files as motiond loads them",
+        "check-config", help=command_summary("check-config"),
         description="Load each robot config as motiond does at start and print OK with a "
                     "summary (robot, kind, joints, tick rate, modes, motions), or FAIL with "
                     "the file, the key path and the reason. Motion files the config names "
@@ -63,6 +65,11 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
     paths = args.paths or [getattr(args, "config", None) or DEFAULT_CONFIG]
     failed = 0
     for path in paths:
+        fsm = fsm_table(Path(path))
+        if fsm is not None:
+            print(fsm, file=out)
+            failed += fsm.startswith("FAIL")
+            continue
         try:
             cfg = load_config(path)
         except ConfigError as exc:
@@ -78,6 +85,24 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
         for warning in refused_at_start(cfg) + inconsistencies(cfg):
             print(f"     warning: {warning}", file=out)
     return 0 if failed == 0 else 1
+
+
+def fsm_table(path: Path) -> str | None:
+    """For a state-machine table (`modes:` and `transitions:`, no `kind:`;
+    what a robot config's `fsm:` names), its verdict line (OK or FAIL);
+    None for anything else (then it is checked as a robot config)."""
+    try:
+        data = load_yaml(path)
+    except ConfigError:
+        return None                     # load_config says why
+    if not isinstance(data, dict) or "kind" in data or not {"modes", "transitions"} <= data.keys():
+        return None
+    try:
+        table = load_fsm(path)
+    except ConfigError as exc:
+        return f"FAIL {exc}"
+    return (f"OK   {path}: a state-machine table (what a robot config's `fsm:` names), not a robot config: "
+            f"{_plural(len(table.names), 'mode')}, {_plural(len(table.immediate), 'state')} with transitions")
 
 
 def summary(cfg: Config) -> str:

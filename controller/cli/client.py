@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn, Protocol, TextIO, TypeAlias
 
-from controller.core.goals import EventKind, GoalKind, Reason
 from controller.motion.sequence import FieldError, Fields, check_float, check_int
 from controller.msgs import (
     controller_status_t,
@@ -36,7 +35,9 @@ from controller.msgs import (
 )
 from controller.protocol.constants import BAN_TRANS, MOTION_MODE
 from controller.protocol.constants import SWITCH_STATUS_NAMES as SWITCH_STATUS
-from controller.robot.config import Config, LcmConfig
+from controller.protocol.goal_codes import EventKind, GoalKind, Reason
+from controller.robot.config.lcm import LcmConfig
+from controller.robot.config.wire import Wire
 
 EXIT_OK = 0
 EXIT_USAGE = 1          # bad arguments, config, sequence file or LCM setup
@@ -66,6 +67,9 @@ DONE_BAR = 95            # the official examples' "finished" threshold (SPEC §5
 BAN_HOLD_S = 0.1         # BAN_TRANS must persist this long to count as a refusal
 SETTLE_S = 0.05          # responses already in flight at send time describe the old command
 DEFAULT_TIMEOUT_S = 15.0
+REASON_WAIT_S = 0.3      # controller_status (10 Hz) carrying the daemon's refusal reason
+LAPSE_HINT = ("\n  each motionctl keeps its command's heartbeat only while it runs: "
+              "`motionctl hold --start` keeps it between commands (docs/GUIDE.md)")
 
 # Channels of motiond's own goal interface; config may name them
 # (lcm.channels.motion_goal / motion_event / global_to_robot).
@@ -142,6 +146,8 @@ class Link:
         self._heartbeat: bytes | None = None
         self._next_beat = 0.0
         self.undecodable = 0
+        self.status: controller_status_t | None = None     # the last controller_status
+        self.status_at = float("-inf")                      # and when it came
 
     def now(self) -> float:
         return self.clock.monotonic()
@@ -172,17 +178,25 @@ class Link:
             if kind is None:
                 continue
             try:
-                out.append(kind.decode(data))
+                msg = kind.decode(data)
             except (ValueError, struct.error):
                 self.undecodable += 1
+                continue
+            if isinstance(msg, controller_status_t):
+                self.status, self.status_at = msg, self.now()
+            out.append(msg)
         return out
+
+    def stop_heartbeat(self) -> None:
+        """Send nothing more (another process keeps the command alive)."""
+        self._heartbeat = None
 
 
 class SetupError(RuntimeError):
     """LCM could not be opened (e.g. no multicast route)."""
 
 
-def open_link(cfg: Config, subscribe: Sequence[str] = ("response", "status")) -> Link:
+def open_link(cfg: Wire, subscribe: Sequence[str] = ("response", "status")) -> Link:
     """A Link on the config's LCM URLs, subscribed to the feeds named; SetupError if LCM fails."""
     from controller.service.transport import Bus  # imports lcm; only needed when talking
     try:
@@ -414,14 +428,46 @@ def follow(link: Link, tracker: Tracker | None, reporter: ResponseReporter, out:
         link.sleep()
 
 
+class StatusFeed(Protocol):
+    """What daemon_refusal reads: a Link, or a view of one another thread polls."""
+
+    @property
+    def status(self) -> controller_status_t | None: ...
+    @property
+    def status_at(self) -> float: ...
+    def now(self) -> float: ...
+    def poll(self) -> list[Feedback]: ...
+    def sleep(self, seconds: float = POLL_S) -> None: ...
+
+
+def daemon_refusal(link: StatusFeed, mode: int, since: float, wait_s: float = REASON_WAIT_S) -> str | None:
+    """motiond's own reason for refusing `mode` (controller_status last_error,
+    "mode M refused: why"), from a status received after `since`; None when
+    none comes within `wait_s` (another controller, or no status feed)."""
+    prefix = f"mode {mode} refused: "
+    deadline = link.now() + wait_s
+    while True:
+        status = link.status
+        if status is not None and link.status_at >= since and status.last_error.startswith(prefix):
+            return str(status.last_error[len(prefix):])
+        if link.now() >= deadline:
+            return None
+        link.poll()
+        link.sleep()
+
+
 def outcome_line(outcome: Outcome, mode: int, gait_id: int, tracker: Tracker,
-                 timeout: float, names: ModeNames) -> str:
-    """One line saying how a wait ended, naming the modes involved."""
+                 timeout: float, names: ModeNames, reason: str | None = None) -> str:
+    """One line saying how a wait ended, naming the modes involved; `reason`:
+    the controller's own for a refusal (daemon_refusal)."""
     want = f"{mode_label(mode, names)} gait {gait_id}"
     last = tracker.last
     if outcome is Outcome.DONE:
         return f"done: {want}"
     if outcome is Outcome.REFUSED:
+        if reason is not None:
+            hint = LAPSE_HINT if "heartbeat lapsed" in reason else ""
+            return f"refused: {want}: {reason} (switch_status {BAN_TRANS} BAN_TRANS){hint}"
         current = mode_label(last.mode, names) if last is not None else "the current mode"
         return f"refused: {current} does not switch to {want} (switch_status {BAN_TRANS} BAN_TRANS)"
     seen = describe_response(last, names) if last is not None else "no response received"

@@ -28,10 +28,11 @@ from controller.cli.client import (
     open_link,
     positive_seconds,
 )
+from controller.cli.commands import summary
 from controller.core import goals
-from controller.core.goals import EventKind, GoalKind, Reason
 from controller.motion.sequence import FieldError
 from controller.msgs import motion_event_t, motion_goal_t
+from controller.protocol.goal_codes import EventKind, GoalKind, Reason
 from controller.robot.config import Config
 
 GOAL_ACK_S = 1.0         # motiond answers every goal within a tick; longer = not listening
@@ -47,7 +48,7 @@ move sends a STOP goal. Settings and triggers exit 0 once motiond accepts them."
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `goal` and its actions to an argparse subparsers object; its func is `run`."""
     goal: argparse.ArgumentParser = sub.add_parser(
-        "goal", help="goal-directed moves, odometry and triggers (motiond's motion_goal)",
+        "goal", help=summary("goal"),
         description="Send one motion_goal_t to motiond and report the motion_event answers.\n\n" + GOAL_HELP,
         epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     actions = goal.add_subparsers(dest="goal_command", required=True, metavar="ACTION")

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter, finite_float
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 DESCRIPTION = __doc__.split("\n\n", 1)[1] if __doc__ else ""
@@ -73,7 +74,7 @@ def judge(name: str, commanded: float, before: float, peak: float, others: float
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
-        "joint-check", help="move one joint a few degrees at a low gain and read it back (robot hung up)",
+        "joint-check", help=summary("joint-check"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("joint", help="a joint name of the config, e.g. FR_knee")
     p.add_argument("--degrees", type=finite_float, default=5.0,

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from controller.cli.commands import summary
 from controller.robot.config import Config
 from controller.service.recorder import QUEUE_CAPACITY, Recorder
 from controller.service.recording import (
@@ -50,7 +51,7 @@ every mode change (controller_status) marked, to a PNG. Needs matplotlib
 
 
 def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
-    rec = sub.add_parser("record", help="record every motiond channel as LCM event logs",
+    rec = sub.add_parser("record", help=summary("record"),
                          description=RECORD_HELP, formatter_class=formatter)
     rec.add_argument("-o", "--output", metavar="BASE", type=Path,
                      help="base name of the files (default: motiond-YYYYmmdd-HHMMSS)")
@@ -69,12 +70,12 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
                           "default 0: the normal scheduler)")
     rec.set_defaults(func=run_record)
 
-    rep = sub.add_parser("replay", help="re-run the controller on a recording and compare",
+    rep = sub.add_parser("replay", help=summary("replay"),
                          description=REPLAY_HELP, formatter_class=formatter)
     rep.add_argument("log", metavar="LOG", type=Path, help="the recording's BASE or any of its files")
     rep.set_defaults(func=run_replay)
 
-    plot = sub.add_parser("plot", help="plot a recording's joint targets to a PNG",
+    plot = sub.add_parser("plot", help=summary("plot"),
                           description=PLOT_HELP, formatter_class=formatter)
     plot.add_argument("log", metavar="LOG", type=Path, help="the recording's BASE or any of its files")
     plot.add_argument("-o", "--output", metavar="PNG", type=Path, required=True)

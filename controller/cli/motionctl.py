@@ -1,6 +1,7 @@
 """motionctl: the companion command line of motiond.
 
     motionctl send   send one command and keep its heartbeat going
+    motionctl hold   keep the heartbeat between motionctl commands
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
     motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
@@ -13,7 +14,7 @@ they also drive a real CyberDog; `watch` reads motiond's controller_status,
 motion_goal / motion_event pair.
 
 This module is only the wiring: the top-level parser, one module per
-subcommand adding its own parser (send_cmd, watch_cmd, play_cmd, goal_cmd,
+subcommand adding its own parser (send_cmd, hold_cmd, watch_cmd, play_cmd, goal_cmd,
 script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, check_config,
 new_robot, log_cmd, bridge_cmd, joint_check_cmd here in controller/cli/, and controller/motion/validate.py),
 and main(), which loads the config and maps errors to exit codes. What the talking subcommands share (the Link made from
@@ -24,29 +25,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from controller.cli import (
-    bridge_cmd,
-    check_config,
-    goal_cmd,
-    joint_check_cmd,
-    log_cmd,
-    new_robot,
-    optimise_cmd,
-    play_cmd,
-    render_cmd,
-    script_cmd,
-    send_cmd,
-    sim_cmd,
-    spy_cmd,
-    view_cmd,
-    watch_cmd,
-)
 from controller.cli.client import (
     EXIT_BROKEN_PIPE,
     EXIT_CODES_HELP,
@@ -56,12 +41,18 @@ from controller.cli.client import (
     Parser,
     SetupError,
 )
-from controller.motion import validate
+from controller.cli.commands import COMMANDS, FILE_COMMANDS, WIRE_COMMANDS
 from controller.motion.sequence import FieldError, SequenceError
-from controller.robot.config import ConfigError, load_config, with_namespace
+from controller.robot.config.reader import ConfigError
+from controller.robot.config.wire import load_wire, with_namespace
+
+GLOBAL_OPTIONS = ("--config", "--namespace")     # the options that take a value before COMMAND
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """motionctl's parser: every subcommand's own for `command` None, else
+    `command`'s own and the others by their summary only (their modules,
+    some heavy, are not imported)."""
     parser = Parser(
         prog="motionctl",
         description="Command line for motiond and other CyberDog 2 compatible controllers: "
@@ -74,23 +65,45 @@ def build_parser() -> argparse.ArgumentParser:
                         help="talk to the motiond started with --namespace NAME "
                              "(default: the config's lcm.namespace, normally none)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    send_cmd.add_parser(sub)
-    watch_cmd.add_parser(sub)
-    play_cmd.add_parser(sub)
-    goal_cmd.add_parser(sub)
-    script_cmd.add_parser(sub)
-    validate.add_parser(sub, physics=_physics_check)
-    spy_cmd.add_parser(sub)
-    sim_cmd.add_parser(sub)
-    render_cmd.add_parser(sub)
-    optimise_cmd.add_parser(sub)
-    view_cmd.add_parser(sub)
-    check_config.add_parser(sub)
-    new_robot.add_parser(sub)
-    log_cmd.add_parsers(sub, Formatter)
-    bridge_cmd.add_parsers(sub)
-    joint_check_cmd.add_parser(sub)
+    added: set[str] = set()
+    for name, (module, summary) in COMMANDS.items():
+        if name in added:
+            continue
+        if command is None or COMMANDS.get(command, ("",))[0] == module:
+            added |= _add_full(sub, module, summary)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
+            added.add(name)
     return parser
+
+
+def _add_full(sub: Any, module: str, summary: str) -> set[str]:
+    """Add the parsers `module` defines; the names it added."""
+    before = set(sub.choices)
+    mod = importlib.import_module(f"controller.{module}")
+    if module == "motion.validate":
+        mod.add_parser(sub, summary, physics=_physics_check)
+    elif module == "cli.log_cmd":
+        mod.add_parsers(sub, Formatter)
+    elif hasattr(mod, "add_parsers"):
+        mod.add_parsers(sub)
+    else:
+        mod.add_parser(sub)
+    return set(sub.choices) - before
+
+
+def command_in(argv: list[str]) -> str | None:
+    """The subcommand named in `argv` (the first word after the global
+    options), or None."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in GLOBAL_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _physics_check(findings: Any) -> Any:
@@ -111,15 +124,21 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `motionctl` console script; returns the exit code."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    command = command_in(words)
+    parser = build_parser(command if command in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # --help (0) or a usage error (1, see client.Parser)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        if args.command in ("validate", "check-config", "new-robot"):   # files only; need no LCM config
+        if args.command in FILE_COMMANDS:   # files only; need no LCM config
             return int(args.func(args))
-        cfg = with_namespace(load_config(args.config), args.namespace)
+        if args.command in WIRE_COMMANDS:   # talk only: the config's wire part is enough
+            cfg: Any = with_namespace(load_wire(args.config), args.namespace)
+        else:
+            from controller.robot.config import load_config
+            cfg = with_namespace(load_config(args.config), args.namespace)
         with _sigterm_as_interrupt():
             return int(args.func(args, cfg))
     except FieldError as exc:

@@ -26,6 +26,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, TextIO
 
+from controller.cli.commands import summary
 from controller.robot.resources import CONFIG_DIR, GAITS_DIR
 
 TEMPLATES = CONFIG_DIR / "templates"
@@ -41,7 +42,7 @@ EXIT_OK, EXIT_REFUSED = 0, 1
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `new-robot` to an argparse subparsers object; its func is `run`."""
     parser = sub.add_parser(
-        "new-robot", help="write a commented config skeleton for a new quadruped",
+        "new-robot", help=summary("new-robot"),
         description="Write a config skeleton for a 12-joint quadruped named NAME: every key a "
                     "quadruped needs, with CyberDog 2's figures marked \"CyberDog 2's figure: "
                     "measure yours\" where yours go, the joint_map, and a physics-figures skeleton "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -44,7 +45,7 @@ MOTIONS = ("forward", "forward-short", "forward-stair", "left", "up", "yaw-left"
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
-        "optimise", help="optimise a jump or roll-over trajectory for the robot in physics",
+        "optimise", help=summary("optimise"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("motion", choices=MOTIONS, help="what the motion must do")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",

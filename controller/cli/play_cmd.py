@@ -27,6 +27,7 @@ from controller.cli.client import (
     ResponseReporter,
     Tracker,
     choose_life_count,
+    daemon_refusal,
     describe_command,
     emit,
     follow,
@@ -35,10 +36,12 @@ from controller.cli.client import (
     outcome_line,
     positive_seconds,
 )
+from controller.cli.commands import summary
+from controller.cli.hold import hold_path, json_fields, request
 from controller.motion.sequence import Step, build_command, group_steps, is_timed, load_sequence
 from controller.msgs import robot_control_response_lcmt
 from controller.protocol.constants import TRANSITIONING
-from controller.robot.config import Config
+from controller.robot.config.wire import Wire
 
 BURST_SPACING_S = 0.01   # > one 2 ms tick, so each queued command is seen (SPEC §2.1)
 BATCH_TAIL_S = 0.1       # margin after the last queued block's nominal end
@@ -47,7 +50,7 @@ BATCH_TAIL_S = 0.1       # margin after the last queued block's nominal end
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `play` to an argparse subparsers object; its func is `run`."""
     play: argparse.ArgumentParser = sub.add_parser(
-        "play", help="play a TOML command sequence",
+        "play", help=summary("play"),
         description="Play a sequence of [[step]] tables (official CyberDog example format: keys "
                     "mode, gait_id, contact, life_count (ignored), vel_des, rpy_des, pos_des, "
                     "acc_des, ctrl_point, foot_pose, step_height, value, duration). A key a step "
@@ -63,12 +66,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return play
 
 
-def run(args: argparse.Namespace, cfg: Config) -> int:
+def run(args: argparse.Namespace, cfg: Wire) -> int:
     """`motionctl play`: the exit code."""
     steps = load_sequence(args.file)  # before any socket: a bad file sends nothing
     player = Player(open_link(cfg), steps, timeout=args.timeout, names=cfg.fsm.name,
                     out=sys.stdout, rng=random.Random(), tick_ms=1000.0 / cfg.tick_hz)
-    return player.run()
+    # A running hold (motionctl hold) pauses while the sequence plays, so the
+    # two never fight, and takes the last step's command back at the end.
+    path = hold_path(cfg.lcm)
+    held = request(path, {"op": "pause"})
+    code = player.run()
+    if held is not None:
+        if code == EXIT_OK and player.last is not None:
+            request(path, {"op": "adopt", "fields": json_fields(player.last.fields),
+                           "life_count": player.life})
+            emit(sys.stdout, f"the hold (pid {held['pid']}) keeps the last step's heartbeat")
+        else:
+            emit(sys.stdout, f"the hold (pid {held['pid']}) holds nothing now: the controller lies "
+                             "the robot down 0.5 s after the last heartbeat")
+    return code
 
 
 class BatchTracker:
@@ -152,6 +168,8 @@ class Player:
         self.rng = rng
         self.tick_ms = tick_ms
         self.current: Step | None = None
+        self.last: Step | None = None      # the step sent last
+        self.sent_at = 0.0
         self._life: int | None = None
         self._reporter = ResponseReporter(names)
 
@@ -164,7 +182,10 @@ class Player:
                 timed = is_timed(group[0], self.tick_ms)
                 outcome, step, tracker = self._play_timed(group) if timed else self._play_continuous(group[0])
                 if outcome is not Outcome.DONE:
-                    line = outcome_line(outcome, step.mode, step.gait_id, tracker, self.timeout, self.names)
+                    reason = daemon_refusal(self.link, step.mode, self.sent_at) \
+                        if outcome is Outcome.REFUSED else None
+                    line = outcome_line(outcome, step.mode, step.gait_id, tracker, self.timeout, self.names,
+                                        reason)
                     emit(self.out, f"stopped at step {step.number}/{len(self.steps)}: {line}")
                     return int(outcome)
         except KeyboardInterrupt:
@@ -175,8 +196,15 @@ class Player:
         return EXIT_OK
 
     def _send(self, step: Step) -> None:
+        self.sent_at = self.link.now()
         self._life = choose_life_count(self._life, self.rng)
+        self.last = step
         self.link.send(build_command(step.fields, self._life))
+
+    @property
+    def life(self) -> int | None:
+        """The life_count of the command sent last."""
+        return self._life
 
     def _announce(self, step: Step) -> None:
         self.current = step

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -32,7 +33,7 @@ def size(text: str) -> tuple[int, int]:
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `render` to an argparse subparsers object; its func is `run`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "render", help="draw a recording of the simulated robot into a GIF or MP4",
+        "render", help=summary("render"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("base", type=Path, metavar="BASE", help="the recording (its base name or any of its files)")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT",

@@ -27,8 +27,9 @@ from controller.cli.client import (
     describe_script_event,
     open_link,
 )
-from controller.core.goals import EventKind, Reason
+from controller.cli.commands import summary
 from controller.msgs import controller_status_t, motion_event_t, script_request_t
+from controller.protocol.goal_codes import EventKind, Reason
 from controller.robot.config import Config
 
 PLAY, CANCEL = 0, 1
@@ -41,7 +42,7 @@ _DONE_EXIT = {Reason.FINISHED: EXIT_OK, Reason.REFUSED: EXIT_REFUSED,
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `script` to an argparse subparsers object; its func is `run`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "script", help="play keyframe scripts by name (motiond's script_request)",
+        "script", help=summary("script"),
         description="Ask motiond to play one or more keyframe scripts back to back, by the "
                     "names of files in the robot's script directories (config scripts."
                     "directories). A script naming only free limbs (an arm, the head) plays "

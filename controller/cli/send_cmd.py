@@ -3,13 +3,16 @@
 Speaks only the public CyberDog 2 protocol (SPEC §1-§3), so it also drives a
 real CyberDog. The command gets a fresh life_count and is re-sent every
 100 ms; with --wait it ends once the response shows it finished (0), refused
-(2) or not finished in time (3).
+(2, with motiond's own reason when it gives one) or not finished in time (3).
+While a hold runs (controller/cli/hold.py) the hold sends it and keeps it
+alive instead, so the next send does not fight it.
 """
 from __future__ import annotations
 
 import argparse
 import random
 import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from controller.cli.client import (
@@ -17,12 +20,15 @@ from controller.cli.client import (
     EXIT_CODES_HELP,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_USAGE,
     CompletionTracker,
     Formatter,
     Link,
     ModeNames,
+    Outcome,
     ResponseReporter,
     choose_life_count,
+    daemon_refusal,
     describe_command,
     emit,
     finite_float,
@@ -33,8 +39,15 @@ from controller.cli.client import (
     outcome_line,
     positive_seconds,
 )
+from controller.cli.commands import summary
+from controller.cli.hold import HoldError, hold_path, json_fields, request
+from controller.cli.names import number_or_word, resolve_gait, resolve_mode
 from controller.motion.sequence import Fields, build_command, pad
-from controller.robot.config import Config
+from controller.robot.config.wire import Wire
+
+LYING_MODES = (0, 7)      # modes the 0.5 s timeout leaves as they are
+LETTING_GO = ("the heartbeat stops as motionctl exits: the controller lies the robot down 0.5 s from "
+              "now unless another command comes (`motionctl hold --start` keeps it between commands)")
 
 # argparse dest -> command field, for the options `send` exposes.
 SEND_FIELDS = {"mode": "mode", "gait": "gait_id", "contact": "contact", "vel": "vel_des",
@@ -46,16 +59,24 @@ SEND_FIELDS = {"mode": "mode", "gait": "gait_id", "contact": "contact", "vel": "
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `send` to an argparse subparsers object; its func is `run`."""
     send: argparse.ArgumentParser = sub.add_parser(
-        "send", help="send one robot_control_cmd and keep it alive",
+        "send", help=summary("send"),
         description="Send one robot_control_cmd with a fresh life_count (one past the "
                     "controller's last accepted value from controller_status, else random), "
                     "then re-send it every 100 ms as the heartbeat so the controller's 0.5 s "
                     "timeout does not fire. Without --wait, print response changes until "
-                    "Ctrl-C. Fields not given are 0.",
+                    "Ctrl-C. Fields not given are 0. While `motionctl hold` runs, the hold "
+                    "sends the command and keeps it alive, and send exits once it is sent "
+                    "(with --wait, once it finished).",
         epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     int8, int32 = int_type(8, "int8"), int_type(32, "int32")
-    send.add_argument("--mode", type=int8, required=True, metavar="M", help="FSM mode (int8), e.g. 12 stand, 7 damper")
-    send.add_argument("--gait", type=int8, metavar="G", help="gait_id (int8; default 0)")
+    send.add_argument("--mode", type=number_or_word, required=True, metavar="M",
+                      help="FSM mode: a number (int8) or a word: stand (12), lie (7 gait 1), "
+                           "damper (7), trot (11 gait 3), walk (11 gait 6), pose (21), "
+                           "pose-absolute (21 gait 5), motion (62), off (0)... or a state's name")
+    send.add_argument("--gait", type=number_or_word, metavar="G",
+                      help="gait_id: a number (int8) or, for mode 11, a word: trot (3), walk (6), "
+                           "trot-slow (27), trot-fast (10), pronk, bound, pace (default: the mode "
+                           "word's gait, else 0)")
     send.add_argument("--vel", type=finite_float, nargs=3, metavar=("X", "Y", "YAW"),
                       help="vel_des: vx, vy (m/s), yaw rate (rad/s)")
     send.add_argument("--rpy", type=finite_float, nargs=3, metavar=("R", "P", "Y"),
@@ -91,16 +112,60 @@ class PaddedFloats(argparse.Action):
         setattr(namespace, self.dest, pad(values, 6))
 
 
-def fields_from_args(args: argparse.Namespace) -> Fields:
-    """The command fields given on the `send` command line; the rest stay 0."""
-    return {field: getattr(args, dest) for dest, field in SEND_FIELDS.items()
-            if getattr(args, dest) is not None}
+def fields_from_args(args: argparse.Namespace, fsm_names: Mapping[int, str]) -> Fields:
+    """The command fields given on the `send` command line, the mode and gait
+    words resolved (controller/cli/names.py); the rest stay 0. ValueError for
+    an unknown word."""
+    fields = {field: getattr(args, dest) for dest, field in SEND_FIELDS.items()
+              if getattr(args, dest) is not None}
+    mode, gait = resolve_mode(args.mode, fsm_names)
+    fields["mode"] = mode
+    if args.gait is not None:
+        fields["gait_id"] = resolve_gait(args.gait)
+    elif gait is not None:
+        fields["gait_id"] = gait
+    return fields
 
 
-def run(args: argparse.Namespace, cfg: Config) -> int:
-    """`motionctl send`: the exit code."""
-    return send_command(open_link(cfg), fields_from_args(args), wait=args.wait, timeout=args.timeout,
+def run(args: argparse.Namespace, cfg: Wire) -> int:
+    """`motionctl send`: the exit code. Through the hold when one runs."""
+    try:
+        fields = fields_from_args(args, cfg.fsm.names)
+    except ValueError as exc:
+        print(f"motionctl: send: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    link = open_link(cfg)
+    link.poll()  # drop feedback that predates this command
+    try:
+        answer = request(hold_path(cfg.lcm), {"op": "send", "fields": json_fields(fields)})
+    except HoldError as exc:
+        print(f"motionctl: send: the hold refused it: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if answer is not None:
+        return send_held(link, fields, answer, wait=args.wait, timeout=args.timeout,
+                         names=cfg.fsm.name, out=sys.stdout)
+    return send_command(link, fields, wait=args.wait, timeout=args.timeout,
                         names=cfg.fsm.name, out=sys.stdout, rng=random.Random())
+
+
+def send_held(link: Link, fields: Fields, answer: dict[str, Any], *, wait: bool, timeout: float,
+              names: ModeNames, out: TextIO) -> int:
+    """The hold sent the command and keeps it alive: follow it with --wait."""
+    sent_at = link.now()
+    emit(out, f"sent {describe_command(fields, names)}, life_count {answer['life_count']}, "
+              f"through the hold (pid {answer['pid']}), which keeps its heartbeat")
+    if not wait:
+        return EXIT_OK
+    mode, gait = int(fields["mode"]), int(fields.get("gait_id", 0))
+    tracker = CompletionTracker(mode, gait, sent_at, timeout)
+    try:
+        outcome = follow(link, tracker, ResponseReporter(names), out)
+    except KeyboardInterrupt:
+        emit(out, "stopped waiting; the hold keeps the command alive")
+        return EXIT_INTERRUPTED
+    reason = daemon_refusal(link, mode, sent_at) if outcome is Outcome.REFUSED else None
+    emit(out, outcome_line(outcome, mode, gait, tracker, timeout, names, reason))
+    return int(outcome)
 
 
 def send_command(link: Link, fields: Fields, *, wait: bool, timeout: float, names: ModeNames,
@@ -120,5 +185,8 @@ def send_command(link: Link, fields: Fields, *, wait: bool, timeout: float, name
         emit(out, "stopped sending; the controller times out 0.5 s after the last heartbeat")
         return EXIT_OK if tracker is None else EXIT_INTERRUPTED
     assert tracker is not None  # without a tracker, follow() only ends by interruption
-    emit(out, outcome_line(outcome, mode, gait, tracker, timeout, names))
+    reason = daemon_refusal(link, mode, sent_at) if outcome is Outcome.REFUSED else None
+    emit(out, outcome_line(outcome, mode, gait, tracker, timeout, names, reason))
+    if outcome is Outcome.DONE and mode not in LYING_MODES:
+        emit(out, LETTING_GO)
     return int(outcome)

@@ -7,6 +7,7 @@ import signal
 from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 DESCRIPTION = """\
@@ -25,7 +26,7 @@ Without a joint_cmd for 100 ms the motors go limp. SIGINT/SIGTERM stop it."""
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `sim` to an argparse subparsers object; its func is `run`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "sim", help="run the simulated robot as its own process (a robot bridge over LCM)",
+        "sim", help=summary("sim"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("--sim", choices=("physics", "joint"), default="physics",
                    help="the MuJoCo physics body (default; the joint-space sim for a robot "

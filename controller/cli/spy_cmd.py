@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.cli.commands import summary
 from controller.robot.config import Config, LcmConfig
 from controller.service import lcmjava
 
@@ -58,7 +59,7 @@ class SpyWindow:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser = sub.add_parser(
-        "spy", help="lcm-spy on the daemon's LCM ports, with motiond's types",
+        "spy", help=summary("spy"),
         description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", action="append", metavar="NAME",

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
+from controller.cli.commands import summary
 from controller.robot.config import Config
 
 EXIT_OK, EXIT_ERROR = 0, 1
@@ -22,7 +23,7 @@ record and draw offscreen with `motionctl render`."""
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `view` to an argparse subparsers object; its func is `run`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "view", help="MuJoCo's interactive viewer on a running simulator",
+        "view", help=summary("view"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
     p.add_argument("--seconds", type=float, default=None, metavar="S",
                    help="close after S seconds (default: when the window is closed)")

@@ -26,8 +26,9 @@ from controller.cli.client import (
     open_link,
     status_word,
 )
+from controller.cli.commands import summary
 from controller.msgs import controller_status_t, localization_lcmt, motion_event_t, robot_control_response_lcmt
-from controller.robot.config import Config
+from controller.robot.config.wire import Wire
 
 WATCH_FRAME_S = 0.1      # ~10 Hz redraw
 WATCH_STALE_S = 1.0      # status older than this is flagged in the live view
@@ -40,7 +41,7 @@ WATCH_FEEDS = ("response", "status", "odometry", "event")
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add `watch` to an argparse subparsers object; its func is `run`."""
     watch: argparse.ArgumentParser = sub.add_parser(
-        "watch", help="show the controller's status",
+        "watch", help=summary("watch"),
         description="Show motiond's controller_status, the last robot_control_response, the "
                     "global_to_robot odometry (x, y, yaw, vx) and the last motion events: redrawn "
                     "in place at 10 Hz on a terminal; otherwise one line per status message (with "
@@ -52,7 +53,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return watch
 
 
-def run(args: argparse.Namespace, cfg: Config) -> int:
+def run(args: argparse.Namespace, cfg: Wire) -> int:
     """`motionctl watch`: the exit code."""
     link = open_link(cfg, WATCH_FEEDS)
     if args.once:

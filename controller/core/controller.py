@@ -245,6 +245,10 @@ class Controller:
         self.uploaded_gait: GaitDefinition | None = None
         self.disk_gaits = self._load_disk_gaits()
         self.timed_out = False
+        # Set when the heartbeat lapsed and the robot was laid down; a command
+        # the fallback state refuses says so (cleared by the next mode change
+        # a command makes).
+        self.lapsed: str | None = None
         self.override_count = 0
         # Faults that damp the robot on their own (controller/core/faults.py): the
         # damper (or OFF) block a fault holds the robot in until a new command.
@@ -678,6 +682,9 @@ class Controller:
         mode = 7 if self.last_active.mode != 0 and self.fsm.mode != 0 else 0
         if not self.timed_out and self.intake.last_rx_ns is not None:
             self.counters.timeouts += 1
+            self.lapsed = (f"the heartbeat lapsed (no command for {self.cfg.command_timeout_ms:g} ms), "
+                           f"so the robot was sent to {self.cfg.fsm.name(mode)} ({mode})")
+            self.counters.last_error = self.lapsed
             self.log.warning("command_timeout", fallback_mode=mode,
                              timeout_ms=self.cfg.command_timeout_ms)
         self.timed_out = True
@@ -1142,6 +1149,8 @@ class Controller:
     def _log_changes(self, now_ns: int, previous_state: int, active: Block,
                      reported: tuple[int, int, int, int]) -> None:
         if self.fsm.mode != previous_state:
+            if active.source != FROM_TIMEOUT:
+                self.lapsed = None
             self.log.info("mode_change", **{"from": self.cfg.fsm.name(previous_state)},
                           to=self.cfg.fsm.name(self.fsm.mode), tick=self.tick)
         failure = self.fsm.state.failure()
@@ -1186,6 +1195,8 @@ class Controller:
         did not expand, or for a user gait without a definition why its
         on-disk file was refused."""
         reason = self.fsm.refusal or "refused"
+        if self.lapsed is not None and active.source != FROM_TIMEOUT:
+            reason = f"{reason}: {self.lapsed}"
         if active.mode == MOTION_MODE and self.motion_refusal:
             return self.motion_refusal
         loco = self._locomotion()

@@ -16,7 +16,6 @@ the robot. Pure: no sockets, no clock.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +215,7 @@ def load_sequence(path: str | Path) -> list[Step]:
         data = path.read_bytes()
     except OSError as exc:
         raise SequenceError(f"{path}: cannot read: {exc.strerror}") from None
+    import tomllib  # here: `motionctl send` imports this module and reads no file
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

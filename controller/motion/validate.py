@@ -169,13 +169,13 @@ class PhysicsRunner(Protocol):
 PhysicsFactory = Callable[[Sequence[Finding]], PhysicsRunner]
 
 
-def add_parser(sub: Any, physics: PhysicsFactory | None = None) -> argparse.ArgumentParser:
+def add_parser(sub: Any, summary: str, physics: PhysicsFactory | None = None) -> argparse.ArgumentParser:
     """Add `validate` to an argparse subparsers object; its func is `run`.
+    `summary`: its line in motionctl's --help (controller/cli/commands.py).
     `physics` runs files in the simulator for --physics (e.g. a function that
     imports controller.sim.physics_check and returns its PhysicsCheck)."""
     parser = sub.add_parser(
-        "validate", help="check motion files (.toml, .yaml/.yml, .mof) and user gaits "
-                         "without a robot",
+        "validate", help=summary,
         description="Check motion files as the daemon would load them, and print one "
                     "line per file: OK or FAIL with the file, the place (step, frame or "
                     "line) and the reason. .toml: CyberDog step-list motions, or user gaits "

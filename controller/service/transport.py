@@ -10,12 +10,13 @@ import ctypes
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import lcm
 
-from controller.robot.config import LcmConfig
-from controller.robot.native import Payload, publish_buffer
+if TYPE_CHECKING:     # the C kernel (and numpy) load only where a buffer is made
+    from controller.robot.config import LcmConfig
+    from controller.robot.native import Payload
 
 # Deep enough that a flood of one packet per 100 us (5 ticks' worth at 10 kHz)
 # never overflows between two drains.
@@ -44,6 +45,7 @@ class FixedEncoder:
         self.fields = tuple(kind.__slots__)
         self.struct = struct.Struct(">8s" + "".join(_SCALAR_CODES[t] for t in kind.__typenames__))
         self.fingerprint = kind._get_packed_fingerprint()
+        from controller.robot.native import publish_buffer
         self.buffer = publish_buffer(self.struct.size)
 
     def encode(self, *values: Any) -> ctypes.Array:

@@ -63,7 +63,7 @@ motion the controller refuses or does not finish is one.
 
 Imports mujoco (through controller.sim.trial). controller/motion/validate.py
 is a layer below and never imports this module: the command line hands
-`PhysicsCheck` to `validate.add_parser(sub, physics=...)` through a function
+`PhysicsCheck` to `validate.add_parser(sub, summary, physics=...)` through a function
 that imports it only when --physics is given.
 """
 from __future__ import annotations

@@ -17,6 +17,7 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import bridge_bench
+import cli_bench
 import gait_bench
 import kernel_bench
 import rt_bench
@@ -38,10 +39,13 @@ def main() -> int:
     print("\n".join(rt_bench.report(results["realtime"])), "\n")
     results["bridges"] = bridge_bench.measure()
     print("\n".join(bridge_bench.report(results["bridges"])), "\n")
+    results["cli"] = cli_bench.measure()
+    print("\n".join(cli_bench.report(results["cli"])), "\n")
     results["seconds"] = round(time.time() - started, 1)
     targets = [Target(**{k: v for k, v in t.items() if k != "passed"})
                for t in results["kernel"]["targets"] + results["realtime"]["targets"]]
     targets += bridge_bench.targets(results["bridges"])
+    targets += cli_bench.targets(results["cli"])
     print("targets")
     for t in targets:
         print(t.row())

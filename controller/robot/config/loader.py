@@ -2,7 +2,7 @@
 checks and assembles it from the section modules beside this one."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,10 @@ from controller.robot.config.body import Gains
 from controller.robot.config.bridge import BridgeConfig, load_bridge
 from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fall import FallConfig
-from controller.robot.config.fsm import FsmTable, load_fsm
+from controller.robot.config.fsm import FsmTable
 from controller.robot.config.humanoid import load_humanoid
 from controller.robot.config.joint_map import JointMap, load_joint_map
-from controller.robot.config.lcm import LcmConfig, check_namespace, load_lcm
+from controller.robot.config.lcm import LcmConfig, load_lcm
 from controller.robot.config.locomotion import LocomotionConfig
 from controller.robot.config.mof import MofConfig
 from controller.robot.config.motions import MotionsConfig, load_motions
@@ -29,10 +29,8 @@ from controller.robot.config.safety import SafetyConfig, load_safety
 from controller.robot.config.scripts import ScriptsConfig, load_scripts
 from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains, TwoLegPlan
 from controller.robot.config.walk import WalkConfig
+from controller.robot.config.wire import DEFAULT_CONFIG, fsm_of
 from controller.robot.humanoid_kinematics import HumanoidGeometry
-from controller.robot.resources import CONFIG_DIR
-
-DEFAULT_CONFIG = CONFIG_DIR / "cyberdog2.yaml"
 
 
 @dataclass(frozen=True)
@@ -115,10 +113,7 @@ def load_config(path: str | Path | None = None) -> Config:
     if kind not in ("quadruped", "humanoid"):
         raise r.fail("kind", f"{kind!r} is not supported (only 'quadruped' or 'humanoid')")
     lcm_cfg = load_lcm(r)
-    fsm_path = path.parent / r.get("fsm", str)
-    if not fsm_path.is_file():
-        raise r.fail("fsm", f"{fsm_path} is not a file (the path is relative to this config)")
-    fsm = load_fsm(fsm_path)
+    fsm = fsm_of(r, path)
     body = load_quadruped(r, path) if kind == "quadruped" else load_humanoid(r, path)
     scripts = load_scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
     # A quadruped's joints are <leg>_<type>: `joint_map` may give directions per type.
@@ -146,9 +141,3 @@ def load_config(path: str | Path | None = None) -> Config:
         **body,
     )
 
-
-def with_namespace(cfg: Config, namespace: str | None) -> Config:
-    """The config with its channels moved into `namespace` (None: unchanged)."""
-    if namespace is None:
-        return cfg
-    return replace(cfg, lcm=replace(cfg.lcm, namespace=check_namespace(namespace)))

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import yaml
+
+# libyaml's loader when the wheel has it (several times faster), else PyYAML's own.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# numpy is imported where a vector is made: motionctl's talking commands
+# read the config without it.
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class ConfigError(ValueError):
@@ -59,6 +66,7 @@ class Reader:
         for x in value:
             if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
                 raise self.fail(key, f"expected finite numbers, got {x!r}")
+        import numpy as np
         return np.array(value, dtype=float)
 
 
@@ -68,7 +76,7 @@ def load_yaml(path: Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
 
@@ -123,6 +131,7 @@ def file_name(r: Reader, key: str, name: Any, suffix: str = "") -> str:
 
 def indices(values: Any) -> np.ndarray:
     """A read-only index array: every user of the config shares it."""
+    import numpy as np
     out = np.array(values, dtype=np.intp)
     out.flags.writeable = False
     return out

@@ -1,0 +1,73 @@
+"""A live motiond on the simulated robot for the udpm tests that drive it as
+a user would (test_quickstart.py, test_python_client.py): the daemon in its
+own process group, and the simulator's ground truth (sim_state) and the
+daemon's controller_status as they come."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import lcm
+from harness import stop_group
+
+from controller import msgs
+from controller.robot.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CFG = load_config()
+STANDING_Z, LYING_Z = 0.22, 0.12      # m, the trunk origin (standing ~0.28, lying ~0.08)
+
+
+class Truth:
+    """sim_state and controller_status, as they come."""
+
+    def __init__(self) -> None:
+        self.lc = lcm.LCM(CFG.lcm.url("joint"))
+        self.lc.subscribe(CFG.lcm.channels["sim_state"], self._on_state)
+        self.lc.subscribe(CFG.lcm.channels["status"], self._on_status)
+        self.states: list[tuple[float, float, float, float, float]] = []   # t, x, y, z, yaw
+        self.status: msgs.controller_status_t | None = None
+        self.running = True
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _spin(self) -> None:
+        while self.running:
+            self.lc.handle_timeout(50)
+
+    def _on_state(self, _ch: str, data: bytes) -> None:
+        s = msgs.sim_state_t.decode(data)
+        w, x, y, z = s.quaternion
+        yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+        self.states.append((time.monotonic(), s.position[0], s.position[1], s.position[2], yaw))
+
+    def _on_status(self, _ch: str, data: bytes) -> None:
+        self.status = msgs.controller_status_t.decode(data)
+
+    def between(self, t0: float, t1: float) -> list[tuple[float, float, float, float, float]]:
+        return [s for s in self.states if t0 <= s[0] <= t1]
+
+
+@contextmanager
+def live_robot(tmp_path: Path) -> Iterator[Truth]:
+    """motiond --sim physics, until it publishes its status; its ground truth."""
+    with open(tmp_path / "motiond.log", "w") as log:
+        daemon = subprocess.Popen([sys.executable, "-m", "controller.cli.motiond", "--sim", "physics"],
+                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    truth = Truth()
+    try:
+        end = time.monotonic() + 20
+        while truth.status is None:
+            assert daemon.poll() is None and time.monotonic() < end, (tmp_path / "motiond.log").read_text()
+            time.sleep(0.05)
+        yield truth
+    finally:
+        truth.running = False
+        truth.thread.join(2)
+        stop_group(daemon)
