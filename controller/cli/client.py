@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn, Protocol, TextIO, TypeAlias
 
+from controller.cli.names import parse_int
 from controller.motion.sequence import FieldError, Fields, check_float, check_int
 from controller.msgs import (
     controller_status_t,
@@ -225,6 +226,16 @@ def choose_life_count(last: int | None, rng: random.Random) -> int:
         return 127 if value == -1 else value
     value = wrap_int8(last + 1)
     return 0 if value == -1 else value
+
+
+def next_life_count(status: controller_status_t | None, sent: int | None, rng: random.Random) -> int:
+    """The life_count for a new command from a client that keeps sending
+    (a hold, teleop, the Python client): one past the controller's last
+    accepted (its status), else past the client's own last; never the one
+    the client sent last, which the controller may not have taken yet."""
+    last = int(status.last_life_count) if status is not None else sent
+    life = choose_life_count(last, rng)
+    return choose_life_count(life, rng) if life == sent else life
 
 
 def last_life_count(link: Link, listen_s: float = STATUS_LISTEN_S) -> int | None:
@@ -496,13 +507,9 @@ class Parser(argparse.ArgumentParser):
 def int_type(bits: int, key: str) -> Callable[[str], int]:
     """argparse type for an int<bits> field; accepts 0x.. hex (handy for leg masks)."""
     def parse(text: str) -> int:
-        try:
-            value = int(text, 0)
-        except ValueError:
-            try:
-                value = int(text, 10)  # "08": base 0 rejects leading zeros
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        value = parse_int(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
         try:
             return check_int(key, value, bits)
         except FieldError as exc:

@@ -38,10 +38,10 @@ from controller.cli.client import (
     POLL_S,
     Link,
     ModeNames,
-    choose_life_count,
     describe_command,
     emit,
     last_life_count,
+    next_life_count,
 )
 from controller.motion.sequence import FieldError, Fields, build_command
 from controller.robot.config.lcm import LcmConfig
@@ -211,11 +211,7 @@ class Hold:
         controller's last accepted, as `send` chooses), or with `life` as
         given (play's last command, already accepted)."""
         if life is None:
-            status = self.link.status
-            last = int(status.last_life_count) if status is not None else self.life
-            life = choose_life_count(last, self.rng)
-            if life == self.life:            # the controller has not taken ours yet
-                life = choose_life_count(life, self.rng)
+            life = next_life_count(self.link.status, self.life, self.rng)
         msg = build_command(fields, life)
         self.link.send(msg)
         self.life = life

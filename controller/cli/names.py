@@ -39,15 +39,22 @@ GAIT_WORDS: dict[str, int] = {
 }
 
 
-def number_or_word(text: str) -> int | str:
-    """An argparse type: an int8 (hex allowed) or a lower-case word."""
+def parse_int(text: str) -> int | None:
+    """`text` as an integer (decimal, or 0x.. hex, handy for leg masks), else None."""
     try:
-        value = int(text, 0)
+        return int(text, 0)
     except ValueError:
         try:
-            value = int(text, 10)      # "08": base 0 rejects leading zeros
+            return int(text, 10)      # "08": base 0 rejects leading zeros
         except ValueError:
-            return text.strip().lower().replace("_", "-")
+            return None
+
+
+def number_or_word(text: str) -> int | str:
+    """An argparse type: an int8 (hex allowed) or a lower-case word."""
+    value = parse_int(text)
+    if value is None:
+        return text.strip().lower().replace("_", "-")
     if not -128 <= value <= 127:
         raise argparse.ArgumentTypeError(f"{value} is outside the int8 range [-128, 127]")
     return value

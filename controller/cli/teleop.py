@@ -17,8 +17,8 @@ from typing import TextIO
 from controller.cli.client import (
     Link,
     ModeNames,
-    choose_life_count,
     last_life_count,
+    next_life_count,
 )
 from controller.cli.names import GAIT_WORDS, MODE_WORDS
 from controller.motion.sequence import build_command
@@ -87,12 +87,7 @@ class Teleop:
     def command(self, mode: int, gait: int) -> None:
         """Send (mode, gait) at the current speeds with a fresh life_count."""
         self.mode, self.gait = mode, gait
-        status = self.link.status
-        last = int(status.last_life_count) if status is not None else self.life
-        life = choose_life_count(last, self.rng)
-        if life == self.life:
-            life = choose_life_count(life, self.rng)
-        self.life = life
+        life = self.life = next_life_count(self.link.status, self.life, self.rng)
         fields: dict[str, object] = {"mode": mode, "gait_id": gait}
         if mode == 11:
             fields.update(vel_des=list(self.v), step_height=[STEP_HEIGHT, STEP_HEIGHT])

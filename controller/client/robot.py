@@ -38,8 +38,8 @@ from controller.cli.client import (
     Link,
     Outcome,
     SystemClock,
-    choose_life_count,
     daemon_refusal,
+    next_life_count,
 )
 from controller.cli.hold import hold_path, request
 from controller.cli.names import GAIT_WORDS
@@ -166,12 +166,7 @@ class Robot:
         if not self._running:
             raise RuntimeError("the Robot is closed")
         with self._cond:
-            status = self._link.status
-            last = int(status.last_life_count) if status is not None else self._life
-            life = choose_life_count(last, self._rng)
-            if life == self._life:
-                life = choose_life_count(life, self._rng)
-            self._life = life
+            life = self._life = next_life_count(self._link.status, self._life, self._rng)
             self._link.send(build_command({"mode": mode, "gait_id": gait_id, **fields}, life))
             sent_at = self._link.now()
             if not wait:
