@@ -362,3 +362,28 @@ def test_a_command_refused_after_the_heartbeat_lapsed_says_so(standing: Rig) -> 
     r.send(13)
     r.run(100)
     assert r.ctl.counters.last_error == "mode 13 refused: mode 13 is not a known mode"
+
+
+def test_a_move_goal_on_a_lying_robot_is_refused_at_once_with_the_reason(standing: Rig) -> None:
+    """Not ACCEPTED and then REFUSED: the goal cannot walk from the damper,
+    and its one answer says so; standing, the same goal is taken."""
+    r = standing
+    r.send(7, 1)
+    r.run(3000)
+    assert r.mode == 7
+    goal = msgs.motion_goal_t()
+    goal.kind, goal.goal_id, goal.distance, goal.timeout = 1, 12, 0.5, 10.0
+    r.raw(r.ch["motion_goal"], goal.encode())
+    r.tick()
+    assert r.last_out is not None
+    done = [msgs.motion_event_t.decode(d) for _, ch, d in r.last_out.messages if ch == r.ch["motion_event"]]
+    assert [(e.goal_id, e.kind, e.reason) for e in done] == [(12, 1, 4)]          # GOAL_DONE REFUSED only
+    assert done[0].text == ("refused: PURE_DAMPER cannot switch to LOCOMOTION (transition table): "
+                            "stand the robot up first (mode 12)")
+    r.send(12)
+    r.run(3000)
+    goal.goal_id = 13
+    r.raw(r.ch["motion_goal"], goal.encode())
+    r.tick()
+    done = [msgs.motion_event_t.decode(d) for _, ch, d in r.last_out.messages if ch == r.ch["motion_event"]]
+    assert [(e.goal_id, e.kind) for e in done] == [(13, 5)]                      # ACCEPTED

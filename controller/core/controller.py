@@ -619,7 +619,7 @@ class Controller:
         if msg is None:
             return
         outranked = self._joint_state_missing(now_ns) or self._damped_by_fault() \
-            or self._outranked_by_script("motion_goal", 11)
+            or self._outranked_by_script("motion_goal", 11) or self._cannot_walk()
         if outranked and msg.kind in MOVE_GOALS:
             text = f"refused: {outranked}"
             self.counters.commands_rejected += 1
@@ -635,6 +635,13 @@ class Controller:
                 self.counters.commands_rejected += 1
                 self._error(now_ns, f"motion goal {e.goal_id}: {e.text}", "goal_refused")
         self.events += events
+
+    def _cannot_walk(self) -> str | None:
+        """Why a move goal cannot start from the current state (a lying
+        robot: locomotion is not reachable from it), said at once rather
+        than after an ACCEPTED."""
+        why = self.fsm.why_refused(LOCOMOTION)
+        return None if why is None else f"{why}: stand the robot up first (mode 12)"
 
     # -- source selection (SPEC §2.2, §2.5, §11) --------------------------------------
     def _motor_command(self, now_ns: int) -> MotorCommand | None:
