@@ -7,6 +7,7 @@ real row runs in physics.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
@@ -18,6 +19,7 @@ from controller.robot.config import ConfigError, load_config
 from controller.sim import scorecard
 from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
+from controller.sim.progress import Progress, clock
 from controller.sim.scorecard import Row, expand, foot_slip, judge, load_card, run_row
 from controller.sim.trial import Trial
 
@@ -272,3 +274,29 @@ def test_a_robot_named_by_its_config_file_is_scored_by_its_kinds_rows(
     assert result["rows"][0]["passed"]
     (tmp_path / "broken.yaml").write_text("robot: broken\n")
     assert scorecard.main(["--robot", str(tmp_path / "broken.yaml"), "-o", str(out)]) == 2
+
+
+def test_progress_prints_a_line_per_row_off_a_terminal_and_one_bar_on_it() -> None:
+    lines = io.StringIO()
+    p = Progress(3, "rows", lines, tty=False)
+    p.step("cyberdog2 stand", True)
+    p.step("go2 trot", False)
+    out = lines.getvalue().splitlines()
+    assert out[0].startswith("[1/3] ok   cyberdog2 stand (0:00 elapsed, ~0:00 left)")
+    assert out[1].startswith("[2/3] FAIL go2 trot")
+    bar = io.StringIO()
+    p = Progress(2, "rows", bar, tty=True)
+    p.step("a")
+    p.step("b")
+    assert bar.getvalue().count("\r") == 2 and "[############............] 1/2 rows" in bar.getvalue()
+    assert bar.getvalue().endswith("\n")                   # the line is left behind at the end
+    assert clock(3725) == "1:02:05" and clock(65.4) == "1:05"
+
+
+def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.CaptureFixture[str]) -> None:
+    from controller.cli import motionctl
+    assert motionctl.main(["physics", "--only", "no such row"]) == 2
+    err = capsys.readouterr().err
+    assert "no row name contains 'no such row'; rows are named like: " in err
+    assert motionctl.main(["physics", "--robot", "spot"]) == 2
+    assert "no robot spot in the card (robots: cyberdog2, go2, humanoid20, nao22)" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from live import live_robot
 from PIL import ImageGrab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,40 +34,48 @@ def test_view_without_a_display_says_so() -> None:
     assert "no display" in err and "motionctl render" in err
 
 
-@pytest.mark.udpm
-def test_view_shows_the_running_simulator_on_a_virtual_screen(tmp_path: Path) -> None:
+def start_screen(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """Xvfb on DISPLAY, once a client can connect (a fixed 1 s, then waiting
+    for its socket file, both still met "Failed to open display" in CI)."""
     xvfb = shutil.which("Xvfb")
     assert xvfb, "Xvfb is missing: sudo apt-get install -y xvfb (make installs it when root)"
     xvfb_log = tmp_path / "xvfb.log"
     screen = subprocess.Popen([xvfb, DISPLAY, "-screen", "0", "800x600x24", "-nolisten", "tcp"],
                               stdout=subprocess.DEVNULL, stderr=xvfb_log.open("w"))
+    deadline = time.monotonic() + 15
+    while True:
+        assert screen.poll() is None, f"Xvfb exited: {xvfb_log.read_text()}"
+        try:
+            ImageGrab.grab(xdisplay=DISPLAY)
+            return screen, xvfb_log
+        except OSError:
+            assert time.monotonic() < deadline, f"Xvfb did not accept clients: {xvfb_log.read_text()}"
+            time.sleep(0.1)
+
+
+def robot_on_screen(viewer: subprocess.Popen[str], seconds: float) -> bool:
+    """A screenshot within `seconds` shows the robot (its blue-grey, in some 200 pixels)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and viewer.poll() is None:
+        time.sleep(0.5)
+        image = np.asarray(ImageGrab.grab(xdisplay=DISPLAY).convert("RGB")).astype(int)
+        robot = (image[..., 2] - image[..., 0] > 30) & (image[..., 2] < 200)
+        if image.std() > 10 and robot.sum() > 200:
+            return True
+    return False
+
+
+@pytest.mark.udpm
+def test_view_shows_the_running_simulator_on_a_virtual_screen(tmp_path: Path) -> None:
+    screen, xvfb_log = start_screen(tmp_path)
     sim = motionctl("sim")
     env = {**os.environ, "DISPLAY": DISPLAY}
     viewer = None
     try:
-        # Xvfb is ready once a client can connect (a fixed 1 s, then waiting
-        # for its socket file, both still met "Failed to open display" in CI).
-        deadline = time.monotonic() + 15
-        while True:
-            assert screen.poll() is None, f"Xvfb exited: {xvfb_log.read_text()}"
-            try:
-                ImageGrab.grab(xdisplay=DISPLAY)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, f"Xvfb did not accept clients: {xvfb_log.read_text()}"
-                time.sleep(0.1)
         viewer = motionctl("view", "--seconds", "6", env=env)
-        shot = None
-        end = time.monotonic() + 30
-        while time.monotonic() < end and viewer.poll() is None:
-            time.sleep(0.5)
-            image = np.asarray(ImageGrab.grab(xdisplay=DISPLAY).convert("RGB")).astype(int)
-            robot = (image[..., 2] - image[..., 0] > 30) & (image[..., 2] < 200)
-            if image.std() > 10 and robot.sum() > 200:
-                shot = image
-                break
+        seen = robot_on_screen(viewer, 30)
         out, err = viewer.communicate(timeout=30)
-        assert shot is not None, (f"the screen stayed blank or showed no robot; viewer said: {err}; "
+        assert seen, (f"the screen stayed blank or showed no robot; viewer said: {err}; "
                                   f"Xvfb said: {xvfb_log.read_text()}")
         assert viewer.returncode == 0, err
         assert "viewer closed after" in out
@@ -75,3 +84,33 @@ def test_view_shows_the_running_simulator_on_a_virtual_screen(tmp_path: Path) ->
             if proc is not None and proc.poll() is None:
                 proc.terminate()
                 proc.wait(10)
+
+
+@pytest.mark.udpm
+def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
+    """The tracking camera keeps the robot in the picture once it has
+    trotted 2 m away from where it stood (it once looked at the origin: its
+    point, subtree_com, was never computed)."""
+    screen, _ = start_screen(tmp_path)
+    env = {**os.environ, "DISPLAY": DISPLAY, "XDG_RUNTIME_DIR": str(tmp_path)}
+    viewer = None
+    with live_robot(tmp_path) as truth:
+        try:
+            for argv in (["hold", "--start"], ["send", "--mode", "stand", "--wait"],
+                         ["send", "--mode", "trot", "--vel", "0.5", "0", "0", "--wait"]):
+                done = subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *argv], cwd=ROOT,
+                                      env=env, capture_output=True, text=True, timeout=60)
+                assert done.returncode == 0, done.stdout + done.stderr
+            viewer = motionctl("view", "--seconds", "30", env=env)
+            end = time.monotonic() + 20
+            while truth.states[-1][1] < 2.0:
+                assert time.monotonic() < end, f"the robot did not get 2 m away (x {truth.states[-1][1]:.2f} m)"
+                time.sleep(0.2)
+            assert robot_on_screen(viewer, 5), "2 m away the view shows no robot"
+        finally:
+            subprocess.run([sys.executable, "-m", "controller.cli.motionctl", "hold", "--stop"], cwd=ROOT,
+                           env=env, capture_output=True, timeout=10)
+            for proc in (viewer, screen):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    proc.wait(10)

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "spy": ("cli.spy_cmd", "lcm-spy on the daemon's LCM ports, with motiond's types"),
     "sim": ("cli.sim_cmd", "run the simulated robot as its own process (a robot bridge over LCM)"),
     "render": ("cli.render_cmd", "draw a recording of the simulated robot into a GIF or MP4"),
+    "physics": ("cli.physics_cmd", "run the physics scorecard: every robot's modes and gaits judged in MuJoCo"),
     "optimise": ("cli.optimise_cmd", "optimise a jump or roll-over trajectory for the robot in physics"),
     "view": ("cli.view_cmd", "MuJoCo's interactive viewer on a running simulator"),
     "check-config": ("cli.check_config", "check robot config files as motiond loads them"),
@@ -35,8 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # part alone (controller/robot/config/wire.py), not the whole robot.
 WIRE_COMMANDS = frozenset({"send", "hold", "teleop", "watch", "play"})
 
-# The commands that read files only and need no config at all.
-FILE_COMMANDS = frozenset({"validate", "check-config", "new-robot"})
+# The commands that need no config of motionctl's (files, or their own).
+FILE_COMMANDS = frozenset({"validate", "check-config", "new-robot", "physics"})
 
 
 def summary(name: str) -> str:

@@ -107,6 +107,7 @@ def view(cfg: Config, seconds: float | None = None) -> int:
                     data.qpos[3:7] = state.quaternion
                     data.qpos[qadr] = model_map.positions_to_wire(np.asarray(state.q))
                     mujoco.mj_kinematics(model, data)
+                    mujoco.mj_comPos(model, data)    # the tracking camera follows subtree_com
                     handle.sync()
                     frames += 1
                 time.sleep(1 / 60)

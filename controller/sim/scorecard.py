@@ -15,7 +15,7 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.mjcf import has_model
 from controller.sim.model import World
 from controller.sim.motion_path import commanded_path
+from controller.sim.progress import Progress
 from controller.sim.trial import Trial
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
@@ -706,10 +707,29 @@ def add_config_robot(path: Path) -> str:
     raise ConfigError(f"{path}: the scorecard has no rows for a {cfg.kind}")
 
 
+def nothing_matched(robots: list[str], only: list[str] | None) -> str:
+    """Why no row was selected, with what there is to choose from."""
+    known = list(CARD_DATA["robots"])
+    unknown = [r for r in robots if r not in known]
+    if unknown:
+        return f"no robot {', '.join(unknown)} in the card (robots: {', '.join(known)})"
+    names = sorted({r.name for robot, spec in CARD_DATA["robots"].items() if not robots or robot in robots
+                    for r in expand(robot, spec)})
+    return (f"no row name contains {' or '.join(repr(t) for t in only or [])}; "
+            f"rows are named like: {', '.join(names[:8])}...")
+
+
+DESCRIPTION = "Drive every shipped robot through its modes and gaits in physics and judge what the body did."
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m controller.sim.scorecard",
-                                description="Drive every shipped robot through its modes and gaits "
-                                            "in physics and judge what the body did.")
+    p = argparse.ArgumentParser(prog="python -m controller.sim.scorecard", description=DESCRIPTION)
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The scorecard's options (also `motionctl physics`'s)."""
     p.add_argument("--robot", action="append",
                    help="only this robot (repeatable): a name in config/physics/scorecard.yaml, or a "
                         "robot config file (.yaml), scored by the rows of the card's robot of its kind")
@@ -719,7 +739,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--output", default="bench/physics.json", help="JSON results (default: %(default)s)")
     p.add_argument("--log-level", default="error",
                    help="the controllers' log level while the rows run (default: %(default)s)")
-    args = p.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the rows `args` select; 2 when none is selected, else 0 (a
+    failing row is a finding, not an error)."""
     configure(args.log_level)
     try:
         args.robot = [add_config_robot(Path(r)) if r.endswith((".yaml", ".yml")) else r
@@ -733,11 +757,17 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rows += [r for r in expand(robot, spec) if not args.only or any(t in r.name for t in args.only)]
     if not rows:
-        print("no rows selected", file=sys.stderr)
+        print(f"no rows selected: {nothing_matched(args.robot, args.only)}", file=sys.stderr)
         return 2
+    progress = Progress(len(rows), "rows")
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=configure,
                              initargs=(args.log_level,)) as pool:
-        done = list(pool.map(run_row, rows))
+        futures = {pool.submit(run_row, row): i for i, row in enumerate(rows)}
+        finished: dict[int, Row] = {}
+        for future in as_completed(futures):
+            row = finished[futures[future]] = future.result()
+            progress.step(f"{row.robot} {row.name}", row.passed)
+        done = [finished[i] for i in range(len(rows))]     # the card's order
     print(table(done))
     costs = {robot: cost(robot) for robot in sorted({r.robot for r in done})}
     print("\nphysics cost per 2 ms tick on one core (standing; µs p50/p99), and the real-time "
