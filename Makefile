@@ -120,7 +120,8 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=77" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" pytest pytest-xdist hypothesis matplotlib \
+	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" "imageio-ffmpeg>=0.5" pytest pytest-xdist \
+	    hypothesis matplotlib \
 	    ruff mypy types-PyYAML
 	touch $@
 

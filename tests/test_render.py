@@ -96,3 +96,22 @@ def test_the_camera_keeps_up_with_a_walk_at_any_frame_rate() -> None:
         assert min(lags) >= 0.0 and max(lags) <= 0.6 * FOLLOW_TAU_S + 1e-9, (fps, max(lags))
         if fps == 25.0:
             assert max(np.abs(bounce)) < 0.5 * 0.01
+
+
+def test_an_mp4_streams_through_the_video_extras_ffmpeg_with_progress(tmp_path: Path) -> None:
+    """No system ffmpeg needed (imageio-ffmpeg, the `video` extra); the
+    frames go in as they are drawn, and stderr shows the progress."""
+    import imageio_ffmpeg
+    base = tmp_path / "stand"
+    record(base)
+    out = tmp_path / "stand.mp4"
+    proc = render("render", str(base), "-o", str(out), "--fps", "10", "--size", "320x240")
+    assert proc.returncode == 0, proc.stderr
+    assert "20 frames, 2.0 s" in proc.stdout
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 10 and progress[-1].startswith("[20/20] ok   t   1.9 s")
+    reader = imageio_ffmpeg.read_frames(str(out))
+    meta = next(reader)
+    assert tuple(meta["size"]) == (320, 240)
+    shots = [np.frombuffer(f, dtype=np.uint8).reshape(240, 320, 3) for f in reader]
+    assert len(shots) == 20 and robot_pixels(shots[-1]).sum() > 300

@@ -20,7 +20,9 @@ sim) offscreen: the robot's MuJoCo model posed from every sim_state, a camera
 that follows it, and the mode, gait and progress the controller reported
 written on each frame. Rendering runs on the CPU through EGL (Debian/Ubuntu:
 libegl1 libegl-mesa0 libgl1-mesa-dri; `make` installs them when root). An .mp4
-also needs ffmpeg."""
+also needs ffmpeg: the `video` extra's (pip install 'motiond[video]'; `make`
+installs it) or the system's. Frames go to the file as they are drawn, with
+a progress line on stderr."""
 
 
 def size(text: str) -> tuple[int, int]:
@@ -50,15 +52,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    from controller.service.render import RecordingError, RenderError, poses, render
+    from controller.service.render import (
+        RecordingError,
+        RenderError,
+        check_output,
+        mp4_encoder,
+        poses,
+        render,
+    )
+    from controller.sim.progress import Progress
 
     if not 1.0 <= args.fps <= 100.0 or args.start < 0 or (args.seconds is not None and args.seconds <= 0):
         print("motionctl: render: --fps must be in 1-100, --start >= 0, --seconds > 0", file=sys.stderr)
         return EXIT_ERROR
     width, height = args.size
     try:
+        if check_output(args.output) == ".mp4":
+            mp4_encoder()                 # before loading anything: say at once if there is none
         frames = poses(cfg, args.base, args.fps, args.start, args.seconds)
-        count = render(cfg, frames, args.output, args.fps, width, height)
+        count = render(cfg, frames, args.output, args.fps, width, height,
+                       Progress(len(frames), "frames", lines=10))
     except (RecordingError, RenderError) as exc:
         print(f"motionctl: render: {exc}", file=sys.stderr)
         return EXIT_ERROR

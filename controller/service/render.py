@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import numpy as np
 from controller import msgs
 from controller.robot.config import Config
 from controller.service.recording import RecordingError, decode, events, port_files
+from controller.sim.progress import Progress
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -158,46 +159,83 @@ def annotate(pixels: np.ndarray, text: str) -> np.ndarray:
     return np.asarray(image)
 
 
-def render(cfg: Config, frames: Iterable[Pose], out: Path, fps: float, width: int, height: int) -> int:
-    """Draw the frames into out (.gif or .mp4); the number of frames."""
-    if out.suffix not in (".gif", ".mp4"):
-        raise RenderError(f"{out}: write a .gif or an .mp4")
-    painter = Painter(cfg, width, height)
-    try:
-        images = [annotate(painter.frame(p), f"{cfg.robot}  t {p.t:5.1f} s  {p.label}") for p in frames]
-    finally:
-        painter.close()
-    if not images:
+def render(cfg: Config, frames: Sequence[Pose], out: Path, fps: float, width: int, height: int,
+           progress: Progress | None = None) -> int:
+    """Draw the frames into out (.gif or .mp4), one at a time: each frame
+    goes to the encoder as it is drawn (an .mp4 holds none in memory, a
+    .gif its palette images, a third of the pixels); the number of frames."""
+    encoder = mp4_encoder() if check_output(out) == ".mp4" else None
+    if not frames:
         raise RenderError("no frames in the chosen time range")
     out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".gif":
-        _gif(images, out, fps)
-    else:
-        _mp4(images, out, fps, width, height)
-    return len(images)
+    painter = Painter(cfg, width, height)
+
+    def drawn() -> Iterator[np.ndarray]:
+        for pose in frames:
+            yield annotate(painter.frame(pose), f"{cfg.robot}  t {pose.t:5.1f} s  {pose.label}")
+            if progress is not None:
+                progress.step(f"t {pose.t:5.1f} s")
+    try:
+        if encoder is None:
+            _gif(drawn(), out, fps)
+        else:
+            _mp4(encoder, drawn(), out, fps, width, height)
+    finally:
+        painter.close()
+    return len(frames)
 
 
-def _gif(images: list[np.ndarray], out: Path, fps: float) -> None:
+def check_output(out: Path) -> str:
+    """The output's kind; RenderError before anything is loaded if it is not one."""
+    if out.suffix not in (".gif", ".mp4"):
+        raise RenderError(f"{out}: write a .gif or an .mp4")
+    return out.suffix
+
+
+def mp4_encoder() -> str:
+    """ffmpeg: the one the `video` extra installs (imageio-ffmpeg), else the
+    system's; RenderError naming both ways to get one."""
+    try:
+        import imageio_ffmpeg
+        return str(imageio_ffmpeg.get_ffmpeg_exe())
+    except (ImportError, RuntimeError):
+        pass
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise RenderError("an .mp4 needs ffmpeg: pip install 'motiond[video]' (imageio-ffmpeg, no system "
+                          "package), or sudo apt-get install -y ffmpeg; a .gif needs nothing more")
+    return ffmpeg
+
+
+def _gif(images: Iterator[np.ndarray], out: Path, fps: float) -> None:
     from PIL import Image
 
-    first, *rest = (Image.fromarray(i).quantize(colors=128, method=Image.Quantize.MEDIANCUT)
-                    for i in images)
-    first.save(out, save_all=True, append_images=rest, duration=int(round(1000 / fps)), loop=0,
+    quantized = (Image.fromarray(i).quantize(colors=128, method=Image.Quantize.MEDIANCUT) for i in images)
+    first = next(quantized)
+    first.save(out, save_all=True, append_images=quantized, duration=int(round(1000 / fps)), loop=0,
                optimize=True)
 
 
-def _mp4(images: list[np.ndarray], out: Path, fps: float, width: int, height: int) -> None:
-    ffmpeg = shutil.which("ffmpeg")
-    if ffmpeg is None:
-        raise RenderError("an .mp4 needs ffmpeg (Debian/Ubuntu: sudo apt-get install -y ffmpeg); "
-                          "a .gif needs nothing more")
-    proc = subprocess.run(
+def _mp4(ffmpeg: str, images: Iterator[np.ndarray], out: Path, fps: float, width: int, height: int) -> None:
+    proc = subprocess.Popen(
         [ffmpeg, "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
          "-s", f"{width}x{height}", "-r", f"{fps:g}", "-i", "-", "-pix_fmt", "yuv420p",
          "-vcodec", "libx264", str(out)],
-        input=b"".join(i.tobytes() for i in images), capture_output=True, check=False)
-    if proc.returncode != 0:
-        raise RenderError(f"ffmpeg failed: {proc.stderr.decode(errors='replace').strip()}")
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stderr is not None
+    try:
+        for image in images:
+            proc.stdin.write(image.tobytes())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass                                  # ffmpeg stopped: its message says why
+    finally:
+        if proc.poll() is None and not proc.stdin.closed:
+            proc.stdin.close()
+    error = proc.stderr.read().decode(errors="replace").strip()
+    if proc.wait() != 0:
+        raise RenderError(f"ffmpeg failed: {error}")
 
 
-__all__ = ["Follow", "Painter", "Pose", "RecordingError", "RenderError", "annotate", "poses", "render"]
+__all__ = ["Follow", "Painter", "Pose", "RecordingError", "RenderError", "annotate", "check_output",
+           "mp4_encoder", "poses", "render"]

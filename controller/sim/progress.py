@@ -17,7 +17,11 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, what: str, out: TextIO | None = None, tty: bool | None = None) -> None:
+    def __init__(self, total: int, what: str, out: TextIO | None = None, tty: bool | None = None,
+                 lines: int | None = None) -> None:
+        """`lines`: off a terminal, at most this many lines in all (one per
+        1/lines of the run, for runs of many short items); None: one per item."""
+        self.lines = lines
         self.total = total
         self.what = what
         self.out = out or sys.stderr
@@ -40,6 +44,7 @@ class Progress:
             print(f"\r\x1b[2K[{bar}] {counts}, {times}: {label}", end="", file=self.out, flush=True)
             if self.done == self.total:
                 print(file=self.out, flush=True)
-        else:
+        elif self.lines is None or self.done == self.total or \
+                self.done * self.lines // self.total != (self.done - 1) * self.lines // self.total:
             print(f"[{self.done}/{self.total}] {'ok  ' if ok else 'FAIL'} {label} ({times})",
                   file=self.out, flush=True)
