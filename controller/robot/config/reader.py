@@ -76,7 +76,11 @@ def load_yaml(path: Path) -> Any:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
+        loader = SAFE_LOADER(text)            # what yaml.safe_load does, with libyaml's parser
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
 
