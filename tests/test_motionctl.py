@@ -920,3 +920,20 @@ def test_watch_screen_keeps_the_last_five_events() -> None:
         state.update(motion_event_t.decode(event_bytes(EventKind.ACCEPTED, i)))
     assert [e.goal_id for e in state.events] == [3, 4, 5, 6, 7]
     assert state.render(NAMES).count("event     ACCEPTED") == 5
+
+
+def test_watch_says_how_old_the_daemons_last_error_is() -> None:
+    """last_error is the daemon's last, however old: the screen says when it
+    appeared (or that it predates the watch), so a stale one reads as such."""
+    state = watch_cmd.WatchState()
+
+    def status(error: str) -> controller_status_t:
+        return controller_status_t.decode(status_bytes(last_error=error))
+    state.update(status("motion goal 3: refused: no joint_state"), now=1.0)
+    assert "error     motion goal 3: refused: no joint_state   (from before this watch started)" \
+        in state.render(NAMES, now=2.0)
+    state.update(status("motion goal 3: refused: no joint_state"), now=4.0)
+    state.update(status("mode 13 refused: mode 13 is not a known mode"), now=5.0)
+    assert "error     mode 13 refused: mode 13 is not a known mode   (7 s ago)" in state.render(NAMES, now=12.0)
+    state.update(status(""), now=13.0)
+    assert "error     -\n" in state.render(NAMES, now=14.0) + "\n"

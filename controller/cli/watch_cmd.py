@@ -80,7 +80,7 @@ def describe_odometry(odom: localization_lcmt) -> str:
 
 def render_status(status: controller_status_t | None, response: robot_control_response_lcmt | None,
                   names: ModeNames | None = None, odometry: localization_lcmt | None = None,
-                  events: Sequence[motion_event_t] = ()) -> str:
+                  events: Sequence[motion_event_t] = (), error_age: str = "") -> str:
     """The `watch` screen as text (no ANSI codes): pure, so tests call it directly.
 
     Mode, gait, progress and switch_status come from controller_status when
@@ -131,7 +131,7 @@ def render_status(status: controller_status_t | None, response: robot_control_re
     else:
         lines.append("response  none received")
     if status is not None:
-        lines.append(f"error     {status.last_error or '-'}")
+        lines.append(f"error     {status.last_error or '-'}{error_age}")
     return "\n".join(lines + tail)
 
 
@@ -160,9 +160,14 @@ class WatchState:
         self.response: robot_control_response_lcmt | None = None
         self.odometry: localization_lcmt | None = None
         self.events: list[motion_event_t] = []
+        # last_error is the daemon's last one, however old: when it changed
+        # (None: it was there before this watch started).
+        self.error_at: float | None = None
 
-    def update(self, msg: Feedback) -> None:
+    def update(self, msg: Feedback, now: float = 0.0) -> None:
         if isinstance(msg, controller_status_t):
+            if self.status is not None and msg.last_error != self.status.last_error:
+                self.error_at = now
             self.status = msg
         elif isinstance(msg, robot_control_response_lcmt):
             self.response = msg
@@ -171,8 +176,17 @@ class WatchState:
         else:
             self.events = [*self.events[-(EVENTS_SHOWN - 1):], msg]
 
-    def render(self, names: ModeNames | None) -> str:
-        return render_status(self.status, self.response, names, self.odometry, self.events)
+    def render(self, names: ModeNames | None, now: float | None = None) -> str:
+        return render_status(self.status, self.response, names, self.odometry, self.events,
+                             self.error_age(now))
+
+    def error_age(self, now: float | None) -> str:
+        """How old last_error is, as far as this watch knows ("" when unknown)."""
+        if now is None or self.status is None or not self.status.last_error:
+            return ""
+        if self.error_at is None:
+            return "   (from before this watch started)"
+        return f"   ({now - self.error_at:.0f} s ago)"
 
 
 def watch_once(link: Link, out: TextIO, names: ModeNames, wait_s: float = ONCE_WAIT_S) -> int:
@@ -206,7 +220,7 @@ def watch_live(link: Link, out: TextIO, names: ModeNames, tty: bool) -> int:
             msgs = link.poll()
             now = link.now()
             for msg in msgs:
-                state.update(msg)
+                state.update(msg, now)
                 if isinstance(msg, controller_status_t):
                     status_at = now
                     if not tty:
@@ -216,7 +230,7 @@ def watch_live(link: Link, out: TextIO, names: ModeNames, tty: bool) -> int:
             if tty and now >= next_frame:
                 next_frame = now + WATCH_FRAME_S
                 status = state.status
-                text = state.render(names)
+                text = state.render(names, now)
                 if status is not None and now - status_at > WATCH_STALE_S:
                     text += f"\n(no controller_status for {now - status_at:.1f} s)"
                 # Home, each line cleared to its end, then everything below cleared.

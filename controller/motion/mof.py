@@ -1,6 +1,6 @@
 """B-Human motion nets (.mof files): parse, link, validate, and play on the kernel.
 
-A .mof file (syntax: ../shared/seeds/003_*.txt) is one motion of a net:
+A .mof file (B-Human's motion-file syntax) is one motion of a net:
 
     motion_id = stand                      the motion's name
     label start                            a place transitions can jump to
