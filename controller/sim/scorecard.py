@@ -744,7 +744,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the rows `args` select; 2 when none is selected, else 0 (a
     failing row is a finding, not an error)."""
-    configure(args.log_level)
     try:
         args.robot = [add_config_robot(Path(r)) if r.endswith((".yaml", ".yml")) else r
                       for r in args.robot or []]
@@ -759,6 +758,7 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no rows selected: {nothing_matched(args.robot, args.only)}", file=sys.stderr)
         return 2
+    configure(args.log_level)          # only now: a run that selects nothing leaves logging alone
     progress = Progress(len(rows), "rows")
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=configure,
                              initargs=(args.log_level,)) as pool:
