@@ -188,6 +188,21 @@ def pin(core: int) -> list[str]:
     return [taskset, "-c", str(core)] if taskset and (os.cpu_count() or 1) >= 2 else []
 
 
+def stolen_s() -> float:
+    """CPU time the host has taken from this virtual machine so far (the
+    `steal` column of /proc/stat, all CPUs, in seconds; 0 on bare metal).
+
+    A real-clock test on a shared host subtracts what the host stole in its
+    window before it applies a rate bound, counting all of it against the
+    daemon's CPU (the most it can have cost the daemon): a daemon that is
+    slow on its own still fails, a host that stole a tenth of the time does
+    not fail the daemon."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    ticks_per_s = os.sysconf("SC_CLK_TCK")
+    return int(fields[8]) / ticks_per_s if len(fields) > 8 else 0.0
+
+
 def stop_group(proc: subprocess.Popen[bytes]) -> None:
     """End a process started with start_new_session=True and everything it
     started (xvfb-run's Xvfb, say): SIGTERM to its group, SIGKILL after 10 s."""

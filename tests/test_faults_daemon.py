@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import lcm
 import numpy as np
 import pytest
-from harness import command
+from harness import command, stolen_s
 
 from controller import msgs
 from controller.robot.config import load_config
@@ -301,32 +301,38 @@ def flood(listener: Listener, rate_hz: float, seconds: float) -> tuple[int, floa
 
 def test_a_10_khz_command_flood_keeps_the_tick_at_500_hz(start: Start, listener: Listener) -> None:
     """Run as deployed: SCHED_FIFO where permitted, so the other work on a
-    shared test machine does not take the daemon's ticks."""
+    shared test machine does not take the daemon's ticks. What a virtual
+    machine's host steals is outside the machine: the lower bound is applied to
+    the time the host gave (harness.stolen_s)."""
     prefix = realtime_prefix()
     daemon = start("--sim", prefix=prefix)
     stand(listener)
     time.sleep(0.5)
     rss_before = daemon.rss_kb()
     before = listener.wait_for(lambda s: True, 1)
+    steal0 = stolen_s()
     sent, rate = flood(listener, 10_000, 4.0)
     # The client keeps its last command alive from here (same life_count: no
     # new block), so a loaded test machine's delay cannot turn the pause
     # into the 500 ms command timeout.
     after = listener.wait_for(lambda s: True, 1)
+    stolen = stolen_s() - steal0
     listener.hold(0.3)
     rss_after = daemon.rss_kb()
     settled = listener.wait_for(lambda s: True, 1)
     ticks = after.tick - before.tick
     seconds = (after.utime - before.utime) / 1e6       # the daemon's own tick times
     tick_hz = ticks / seconds
+    given_hz = ticks / max(seconds - stolen, 1e-3)     # on the time the host gave
     taken = after.commands_accepted - before.commands_accepted
     print(f"flood ({'SCHED_FIFO 49' if prefix else 'SCHED_OTHER'}): {sent} packets at {rate:.0f}/s; "
-          f"ticks {tick_hz:.2f} Hz over {seconds:.2f} s; "
+          f"ticks {tick_hz:.2f} Hz over {seconds:.2f} s ({given_hz:.2f} Hz on the "
+          f"{seconds - stolen:.2f} s the host gave, {stolen:.2f} s stolen); "
           f"taken in {taken}; overruns {after.tick_overruns - before.tick_overruns}; "
           f"lateness p99 {after.lateness_p99_us:.0f} us, max {after.lateness_max_us:.0f} us; "
           f"loop p99 {after.loop_p99_us:.0f} us; RSS {rss_before} -> {rss_after} kB")
     assert rate >= 9000
-    assert 490.0 <= tick_hz <= 510.0                    # SPEC 500 Hz, +-2 %
+    assert tick_hz <= 510.0 and given_hz >= 490.0      # SPEC 500 Hz, +-2 %
     assert taken >= 0.99 * sent                         # every packet taken in (UDP on lo)
     # The last packet won: its life_count is the last accepted, one block queued.
     assert settled.last_life_count == listener.life_count and settled.queue_depth == 1

@@ -18,7 +18,7 @@ from typing import Any
 import lcm
 import numpy as np
 import pytest
-from harness import command
+from harness import command, stolen_s
 
 from controller import msgs
 from controller.core.controller import ODOMETRY_EVERY
@@ -286,10 +286,12 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     time.sleep(0.5)
     with client.lock:
         r0, j0 = len(client.responses), len(client.joint_cmd_ticks)
+    steal0 = stolen_s()
     time.sleep(2.0)
     with client.lock:
         responses = client.responses[r0:]
         ticks = [k for _, k in client.joint_cmd_ticks[j0:]]
+    stolen = stolen_s() - steal0
     # A tick's trace goes out after its joint_cmd and its reports, on its own
     # socket: the last tick's may still be in flight.
     deadline = time.monotonic() + 1.0
@@ -306,14 +308,17 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     span_s = (wake[ticks[-1]] - wake[ticks[0]]) / 1e9
     assert len(ticks) >= 900, len(ticks)               # the 2 s window saw ~1000
     # A tick that wakes a whole period or more late (the host took the CPU away)
-    # restarts the schedule and counts the periods it lost as overruns, never a
-    # burst to catch up. So the schedule holds 500 Hz once the periods it counted
-    # as lost are added back, and a daemon too slow for 2 ms (every tick late)
-    # fails the bound on lost periods.
+    # restarts the schedule from its wake time, never bursting to catch up: the
+    # time it lost is exactly its lateness. So the schedule holds 500 Hz once
+    # that time is added back, and a daemon too slow for 2 ms (every tick late)
+    # fails the bound on lost periods: 5 % of them, beyond the periods the
+    # virtual machine's host stole (harness.stolen_s).
     with client.lock:
         late = [client.lateness_ns[k] for k in ticks[1:]]
-    lost = sum(ns // 2_000_000 for ns in late)
-    assert lost <= 0.05 * len(ticks), (lost, max(late))
+    lost = sum(ns for ns in late if ns >= 2_000_000) / 2_000_000
+    print(f"{len(ticks)} joint_cmds over {span_s:.4f} s, {lost:.1f} periods lost, "
+          f"{stolen:.2f} s stolen by the host")
+    assert lost <= 0.05 * len(ticks) + stolen * 500, (lost, max(late), stolen)
     assert 495 <= (len(ticks) - 1 + lost) / span_s <= 505, (len(ticks), lost, span_s)
     expected = (ticks[-1] - ticks[0]) / 10             # 50 Hz = one response every 10 ticks
     assert abs(len(responses) - expected) <= 3, (len(responses), expected)
