@@ -120,8 +120,8 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=77" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" "imageio-ffmpeg>=0.5" pytest pytest-xdist \
-	    hypothesis matplotlib \
+	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" "imageio-ffmpeg>=0.5" "foxglove-sdk>=0.30" pytest pytest-xdist \
+	    hypothesis matplotlib "websockets>=12" "protobuf>=4" "mcap>=1.1" \
 	    ruff mypy types-PyYAML
 	touch $@
 

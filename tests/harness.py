@@ -203,7 +203,7 @@ def stolen_s() -> float:
     return int(fields[8]) / ticks_per_s if len(fields) > 8 else 0.0
 
 
-def stop_group(proc: subprocess.Popen[bytes]) -> None:
+def stop_group(proc: subprocess.Popen[Any]) -> None:
     """End a process started with start_new_session=True and everything it
     started (xvfb-run's Xvfb, say): SIGTERM to its group, SIGKILL after 10 s."""
     if proc.poll() is None:

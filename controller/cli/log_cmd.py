@@ -26,7 +26,8 @@ RECORD_HELP = """\
 Record every motiond channel (the config's channels, with --namespace) as LCM
 event logs (lcm-logger's format, readable by lcm-logplayer): one
 series per LCM port, BASE.<port>.lcmlog.NN, a new part every --split-mb MB.
-Runs until Ctrl-C, SIGTERM or --duration.
+Runs until Ctrl-C, SIGTERM or --duration; with --mcap, then also writes the
+session as one MCAP file for Foxglove.
 Start it before motiond if you want to replay the session: replay re-runs the
 daemon from its first tick, and record on the daemon's host: only there do the
 logger and the daemon see each port's packets in the same order.
@@ -68,6 +69,10 @@ def add_parsers(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
                           "realtime.priority, so a busy machine keeps it behind for less "
                           f"time (it queues up to {QUEUE_CAPACITY} messages a port meanwhile; "
                           "default 0: the normal scheduler)")
+    rec.add_argument("--mcap", type=Path, default=None, metavar="OUT.mcap",
+                     help="also write the session as MCAP for Foxglove when the recording "
+                          "ends (what `motionctl export BASE -o OUT.mcap` writes; needs "
+                          "the foxglove extra)")
     rec.set_defaults(func=run_record)
 
     rep = sub.add_parser("replay", help=summary("replay"),
@@ -131,6 +136,10 @@ def run_record(args: argparse.Namespace, cfg: Config) -> int:
     print(f"recorded messages: {counts}")
     for path in sorted(base.parent.glob(f"{base.name}.*")):
         print(f"{path}  {path.stat().st_size} bytes")
+    if args.mcap is not None:
+        from controller.cli.foxglove_cmd import export_to
+        if export_to(cfg, base, args.mcap, overwrite=False) != EXIT_OK:
+            code = EXIT_ERROR
     return code
 
 

@@ -5,7 +5,7 @@
     motionctl watch  show the controller's status, live or once
     motionctl play   play a TOML command sequence (official CyberDog format)
     motionctl goal   goal-directed moves, odometry and triggers (motion_goal_t)
-    (and script, validate, check-config, new-robot, spy, sim, render, view,
+    (and script, validate, check-config, new-robot, spy, sim, render, view, foxglove, export,
      record, replay, plot, bridge, board-emulator, joint-check: see --help)
 
 `send` and `play` speak only the public CyberDog 2 protocol (SPEC §1-§3), so
@@ -15,7 +15,7 @@ motion_goal / motion_event pair.
 
 This module is only the wiring: the top-level parser, one module per
 subcommand adding its own parser (send_cmd, hold_cmd, watch_cmd, play_cmd, goal_cmd,
-script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, check_config,
+script_cmd, spy_cmd, sim_cmd, render_cmd, optimise_cmd, view_cmd, foxglove_cmd, check_config,
 new_robot, log_cmd, bridge_cmd, joint_check_cmd here in controller/cli/, and controller/motion/validate.py),
 and main(), which loads the config and maps errors to exit codes. What the talking subcommands share (the Link made from
 a bus and a clock, so the send / wait / play logic runs in the tests on fakes,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import lcm
@@ -29,7 +29,12 @@ def channel_pattern(lcm_cfg: LcmConfig) -> str:
     """One LCM subscription pattern for every motiond channel (namespaced).
     LCM anchors a pattern as ^...$, which without the group would bind to the
     first and last alternatives only (someone_else/joint_cmd would match)."""
-    return "(" + "|".join(re.escape(c) for c in sorted(set(lcm_cfg.channels.values()))) + ")"
+    return pattern_of(lcm_cfg.channels.values())
+
+
+def pattern_of(channels: Iterable[str]) -> str:
+    """One LCM subscription pattern for exactly these channel names."""
+    return "(" + "|".join(re.escape(c) for c in sorted(set(channels))) + ")"
 
 
 class Recorder:
