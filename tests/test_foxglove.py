@@ -9,6 +9,7 @@ kinematics put them."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import struct
 import subprocess
@@ -251,3 +252,43 @@ def test_record_with_mcap_writes_the_session_for_foxglove_too(tmp_path: Path) ->
     modes = [m["mode"] for _, m in topics["/status"]]
     assert 12 in modes and modes[-1] == 7                 # stood up, and lay down on leaving
     assert {e.frame_id for e in topics["/robot/scene"][0][1].entities} == BODIES
+
+
+def test_a_real_robot_is_posed_from_its_joints_and_odometry_once_no_sim_state_comes(tmp_path: Path) -> None:
+    """No sim_state on a real robot: after 0.5 s without one, joint_state
+    poses the legs and global_to_robot places the trunk (its rpy turned into
+    the frame's rotation)."""
+    import foxglove
+
+    from controller.service.foxglove_feed import Feed
+
+    context = foxglove.Context()
+    out = tmp_path / "real.mcap"
+    writer = foxglove.open_mcap(str(out), context=context)
+    feed = Feed(CFG, context=context)
+    ch = CFG.lcm.channels
+    odo = msgs.localization_lcmt()
+    odo.xyz, odo.rpy = [1.5, -0.25, 0.27], [0.0, 0.0, 0.6]
+    state = msgs.joint_state_t()
+    state.num_joints = len(CFG.joint_names)
+    state.position = [0.0, -0.8, 1.6] * 4
+    state.velocity = state.torque = [0.0] * state.num_joints
+    for k in range(500):                                 # 1 s at 500 Hz
+        t_ns = 1_000_000_000 + k * 2_000_000
+        feed.on_message(ch["global_to_robot"], odo.encode(), t_ns)
+        feed.on_message(ch["joint_state"], state.encode(), t_ns)
+    writer.close()
+    tf = read_mcap(out)["/tf"]
+    assert tf[0][0] > 1_000_000_000 + 500_000_000            # none before sim_state could have come
+    trunk = next(t for t in tf[-1][1].transforms if t.child_frame_id == "trunk")
+    assert (trunk.translation.x, trunk.translation.y, trunk.translation.z) == pytest.approx((1.5, -0.25, 0.27))
+    assert (trunk.rotation.w, trunk.rotation.z) == pytest.approx((math.cos(0.3), math.sin(0.3)))
+    # The legs bend as joint_state says: the thigh (hip to knee frame), straight
+    # down in the model's reference pose, now hangs 0.8 rad from the vertical.
+    scene = feed.scene
+    scene.pose_default()
+    thigh = {leg: scene.data.xpos[scene.model.body(f"{leg}_hip").id][2]
+             - scene.data.xpos[scene.model.body(f"{leg}_knee").id][2] for leg in CFG.legs}
+    z = {t.child_frame_id: t.translation.z for t in tf[-1][1].transforms}
+    for leg in CFG.legs:
+        assert z[f"{leg}_hip"] - z[f"{leg}_knee"] == pytest.approx(thigh[leg] * math.cos(0.8), abs=1e-4), leg
