@@ -293,6 +293,30 @@ def test_progress_prints_a_line_per_row_off_a_terminal_and_one_bar_on_it() -> No
     assert clock(3725) == "1:02:05" and clock(65.4) == "1:05"
 
 
+def test_progress_under_a_command_that_prints_its_own_lines() -> None:
+    """validate --physics and optimise print a line per item themselves: off a
+    terminal the bar adds nothing; on one it shows the item under way and
+    steps aside (clears its line) for theirs."""
+    quiet = io.StringIO()
+    p = Progress(2, "files", quiet, tty=False, lines=0)
+    p.show("running a.toml")
+    p.count()
+    p.step("b")
+    assert quiet.getvalue() == ""
+    term = io.StringIO()
+    p = Progress(3, "generations", term, tty=True, lines=0)
+    p.show("running a.toml")
+    assert term.getvalue().endswith("0/3 generations, 0:00 elapsed: running a.toml")
+    p.clear()
+    p.count(ok=False)
+    p.clear()                                              # the bar's line wiped for the caller's
+    assert term.getvalue().endswith("\r\x1b[2K")
+    p.show("running b.toml")
+    assert "1/3 generations, 1 failed, 0:00 elapsed, ~0:00 left: running b.toml" in term.getvalue()
+    p.close()                                              # stopped short of 3: the line is ended
+    assert term.getvalue().endswith("\n")
+
+
 def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.CaptureFixture[str]) -> None:
     from controller.cli import motionctl
     assert motionctl.main(["physics", "--only", "no such row"]) == 2

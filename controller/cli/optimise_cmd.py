@@ -12,6 +12,7 @@ from typing import Any
 from controller.cli.client import EXIT_CODES_HELP, Formatter
 from controller.cli.commands import summary
 from controller.robot.config import Config
+from controller.sim.progress import Progress
 
 EXIT_OK, EXIT_ERROR = 0, 1
 
@@ -117,17 +118,22 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             return EXIT_ERROR
     worlds = goal.worlds(args.nominal)
     started = time.monotonic()
+    # On a terminal a bar with the time left (stderr); the lines are the results.
+    bar = Progress(args.generations, "generations", lines=0)
 
     def progress(generation: int, cost: float, outcomes: list[dict[str, Any]]) -> None:
         worst = max(outcomes, key=lambda o: o["cost"]) if outcomes else {}
+        bar.clear()                           # the result line where the bar was, the bar below it
         print(f"generation {generation:3d}  cost {cost:9.3f}  worst: {worst.get('world', '')}  "
               + "  ".join(f"{k} {v:g}" for k, v in worst.items() if k in
                           ("travel", "lateral", "yaw", "rise", "end_tilt", "trunk_contact_s", "end_on_feet", "up")),
               flush=True)
+        bar.step(f"cost {cost:.3f}")
 
     result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
                       population=args.population, sigma=sigma, seed=args.seed,
                       workers=args.workers, start=start, progress=progress)
+    bar.close()
     meta = {
         "goal": args.motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
         "generations": result.generations, "seed": args.seed,

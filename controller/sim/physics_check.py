@@ -109,6 +109,7 @@ from controller.protocol.block import Block
 from controller.protocol.constants import MOTION_MODE, USER_GAIT
 from controller.robot.config import Config
 from controller.sim.mjcf import has_model
+from controller.sim.progress import Progress
 from controller.sim.scorecard import FELL_TILT, PRELUDE_S, foot_slip, trunk_geoms
 from controller.sim.trial import Trial
 
@@ -259,9 +260,19 @@ class PhysicsCheck:
         self._net: MotionNet | None = None
         self._net_error = ""
         self._robots: list[Config] | None = None
+        # On a terminal, a bar with the time left while a file runs (validate
+        # prints each file's verdict itself, so nothing more off a terminal).
+        self._bar = Progress(sum(f.ok for f in findings), "files run in physics", lines=0)
 
     def report(self, finding: Finding) -> Report:
         """Run one file that passed validate; a crash becomes its error."""
+        self._bar.show(f"running {finding.path.name}")
+        report = self._report(finding)
+        self._bar.clear()
+        self._bar.count(not report.failed)
+        return report
+
+    def _report(self, finding: Finding) -> Report:
         path = finding.path
         kind = kind_of(path)
         try:

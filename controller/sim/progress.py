@@ -20,7 +20,8 @@ class Progress:
     def __init__(self, total: int, what: str, out: TextIO | None = None, tty: bool | None = None,
                  lines: int | None = None) -> None:
         """`lines`: off a terminal, at most this many lines in all (one per
-        1/lines of the run, for runs of many short items); None: one per item."""
+        1/lines of the run, for runs of many short items); None: one per item;
+        0: none (for a command that prints its own line per item)."""
         self.lines = lines
         self.total = total
         self.what = what
@@ -30,20 +31,51 @@ class Progress:
         self.failed = 0
         self.start = time.monotonic()
 
+    def clear(self) -> None:
+        """On a terminal, wipe the bar's line, so a line printed now takes its
+        place (the next step draws the bar again below it)."""
+        if self.tty and self.done:
+            print("\r\x1b[2K", end="", file=self.out, flush=True)
+
+    def _times(self) -> str:
+        elapsed = time.monotonic() - self.start
+        if not self.done:
+            return f"{clock(elapsed)} elapsed"
+        left = elapsed / self.done * (self.total - self.done)
+        return f"{clock(elapsed)} elapsed, ~{clock(left)} left"
+
+    def _draw(self, label: str) -> None:
+        filled = BAR * self.done // max(1, self.total)
+        bar = "#" * filled + "." * (BAR - filled)
+        counts = f"{self.done}/{self.total} {self.what}" + (f", {self.failed} failed" if self.failed else "")
+        print(f"\r\x1b[2K[{bar}] {counts}, {self._times()}: {label}", end="", file=self.out, flush=True)
+
+    def show(self, label: str) -> None:
+        """On a terminal, draw the bar now with `label` (an item under way)."""
+        if self.tty:
+            self._draw(label)
+
+    def count(self, ok: bool = True) -> None:
+        """One item finished, drawn at the next `show` (its caller prints its own lines)."""
+        self.done += 1
+        self.failed += not ok
+
+    def close(self) -> None:
+        """On a terminal, end the bar's line if the run stopped short of its total."""
+        if self.tty and 0 < self.done < self.total:
+            print(file=self.out, flush=True)
+
     def step(self, label: str, ok: bool = True) -> None:
         """One item finished."""
         self.done += 1
         self.failed += not ok
-        elapsed = time.monotonic() - self.start
-        left = elapsed / self.done * (self.total - self.done)
-        counts = f"{self.done}/{self.total} {self.what}" + (f", {self.failed} failed" if self.failed else "")
-        times = f"{clock(elapsed)} elapsed, ~{clock(left)} left"
+        times = self._times()
         if self.tty:
-            filled = BAR * self.done // max(1, self.total)
-            bar = "#" * filled + "." * (BAR - filled)
-            print(f"\r\x1b[2K[{bar}] {counts}, {times}: {label}", end="", file=self.out, flush=True)
+            self._draw(label)
             if self.done == self.total:
                 print(file=self.out, flush=True)
+        elif self.lines == 0:
+            return
         elif self.lines is None or self.done == self.total or \
                 self.done * self.lines // self.total != (self.done - 1) * self.lines // self.total:
             print(f"[{self.done}/{self.total}] {'ok  ' if ok else 'FAIL'} {label} ({times})",
