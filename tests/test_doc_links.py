@@ -47,3 +47,21 @@ def test_the_checker_sees_a_broken_link(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("see [a](missing.md) and [b](https://example.org) and\n```\n[c](in-code.md)\n```\n")
     assert links(page) == ["missing.md", "https://example.org"]
+
+
+def test_the_performance_figures_are_what_the_committed_bench_results_give() -> None:
+    """docs/PERFORMANCE.md's figures are generated from bench/results.json
+    (tests/bench/report.py), never edited by hand."""
+    import importlib.util
+    import json
+    from typing import Any
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "tests" / "bench" / "report.py")
+    assert spec is not None and spec.loader is not None
+    report: Any = importlib.util.module_from_spec(spec)   # puts tests/bench on sys.path, as run.py
+    spec.loader.exec_module(report)
+    results = json.loads(report.RESULTS.read_text())
+    doc = report.DOC.read_text()
+    assert report.render(doc, results) == doc, "run `python tests/bench/report.py` (make bench does)"
+    # The section holds every target the results name, with its verdict.
+    for target in report.targets(results):
+        assert target.row() in doc

@@ -215,3 +215,44 @@ def test_a_relative_pose_turns_the_body_as_told_with_its_feet_still(rpy: tuple[f
     assert turned == pytest.approx(-np.array(rpy), abs=0.03), turned
     assert robot.truth().contacts == FEET
     assert robot.data.site_xpos[feet_ids][:, 2].max() < GEO.foot_radius + 0.002
+
+
+@pytest.mark.parametrize("config", ["config/cyberdog2.yaml", "config/go2.yaml"])
+def test_the_drawn_head_and_colours_change_nothing_the_body_does(config: str) -> None:
+    """The figures' `appearance` (a head and a face drawn on the trunk, the
+    legs' colours) touches nothing and weighs nothing: the same pushes give
+    the same motion, bit for bit, with and without it."""
+    from controller.robot.mass_properties import load_figures
+    from controller.sim.model import quadruped_mjcf
+
+    cfg = load_config(config)
+    path = physics_path(cfg)
+    figures = load_figures(path)
+    plain = {k: v for k, v in figures.items() if k != "appearance"}
+    models = [mujoco.MjModel.from_xml_string(quadruped_mjcf(cfg, f, path)) for f in (figures, plain)]
+    assert models[0].ngeom == models[1].ngeom + 2 and models[0].geom("look_head").contype == 0
+    assert models[0].body_mass.tolist() == models[1].body_mass.tolist()
+    ends = []
+    for m in models:
+        d = mujoco.MjData(m)
+        d.qpos[2], d.qpos[3:7] = 0.35, [0.96, 0.2, 0.1, 0.1]   # dropped tumbling onto the floor
+        rng = np.random.default_rng(0)
+        for _ in range(2000):
+            d.ctrl[:] = rng.normal(0.0, 3.0, m.nu)
+            mujoco.mj_step(m, d)
+        ends.append(d.qpos.copy())
+    assert np.array_equal(ends[0], ends[1])
+
+
+def test_a_bad_appearance_names_the_file_and_the_key() -> None:
+    from controller.robot.config import ConfigError
+    from controller.sim.model import quadruped_mjcf
+
+    path = physics_path(CFG)
+    figures = yaml.safe_load(path.read_text())
+    figures["appearance"] = {"boxes": {"head": {"size": [0.1, 0.1], "pos": [0, 0, 0], "rgba": [1, 1, 1, 1]}}}
+    with pytest.raises(ConfigError, match=r"cyberdog2.yaml: appearance.boxes: size and pos are 3 numbers"):
+        quadruped_mjcf(CFG, figures, path)
+    figures["appearance"] = {"legs": [2, 0, 0, 1]}
+    with pytest.raises(ConfigError, match=r"appearance: .*four numbers 0-1"):
+        quadruped_mjcf(CFG, figures, path)

@@ -79,6 +79,9 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
     shell = np.array(trunk_fig.get("shell_size", [0.3, 0.1, 0.08]), dtype=float) / 2.0
     shell_at = np.array(trunk_fig.get("shell_center", [0.0, 0.0, 0.0]), dtype=float)
 
+    look = _appearance(figures.get("appearance", {}), path)
+    legs_rgba = f' rgba="{_vec(look["legs"])}"' if "legs" in look else ""
+    feet_rgba = f' rgba="{_vec(look["feet"])}"' if "feet" in look else ""
     l1, l2, l3, r_foot = geo.abad_link, geo.hip_link, geo.knee_link, geo.foot_radius
     knee_r = float(contact.get("knee_radius", 0.02))
     hip_r = float(contact.get("hip_radius", 0.025))
@@ -106,14 +109,14 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
           {_inertial_xml(hip)}
           {_joint_xml(f"{leg}_hip", "0 -1 0", lo[1], hi[1])}
           <geom name="{leg}_hip_cover" type="sphere" size="{hip_r:.9g}" class="robot"/>
-          <geom name="{leg}_thigh" type="capsule" fromto="0 0 0 0 0 {-l2:.9g}" size="0.015" class="robot"/>
+          <geom name="{leg}_thigh" type="capsule" fromto="0 0 0 0 0 {-l2:.9g}" size="0.015" class="robot"{legs_rgba}/>
           <body name="{leg}_knee" pos="0 0 {-l2:.9g}">
             {_inertial_xml(knee)}
             {_joint_xml(f"{leg}_knee", "0 -1 0", lo[2], hi[2])}
             <geom name="{leg}_knee_pad" type="sphere" size="{knee_r:.9g}" class="robot"/>
             <geom name="{leg}_shank" type="capsule" fromto="0 0 0 0 0 {-(l3 - r_foot):.9g}" size="0.008"
-                  class="robot"/>
-            <geom name="{leg}_foot" type="sphere" pos="0 0 {-l3:.9g}" size="{r_foot:.9g}" class="robot"/>
+                  class="robot"{legs_rgba}/>
+            <geom name="{leg}_foot" type="sphere" pos="0 0 {-l3:.9g}" size="{r_foot:.9g}" class="robot"{feet_rgba}/>
             <site name="{leg}_foot" pos="0 0 {-l3:.9g}"/>
           </body>
         </body>
@@ -124,9 +127,44 @@ def quadruped_mjcf(cfg: Config, figures: dict[str, Any], path: Path) -> str:
              frictionloss="{float(act.get('frictionloss', 0.0)):.9g}"/>
     </default>"""
     trunk_xml = f"""{_inertial_xml(trunk)}
-      <geom name="trunk_shell" type="box" pos="{_vec(shell_at)}" size="{_vec(shell)}" class="robot"/>
+      <geom name="trunk_shell" type="box" pos="{_vec(shell_at)}" size="{_vec(shell)}" class="robot"/>{_looks(look)}
       <site name="imu" pos="0 0 0"/>{"".join(legs_xml)}"""
     return mjcf_document(cfg, friction, leg_defaults, trunk_xml)
+
+
+def _appearance(spec: Any, path: Path) -> dict[str, Any]:
+    """The figures' `appearance`: colours (rgba) of the legs and feet, and
+    boxes drawn on the trunk (head, face: size as full sides, pos, rgba)."""
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{path}: appearance: expected a mapping")
+    out: dict[str, Any] = {}
+    try:
+        for key in ("legs", "feet"):
+            if key in spec:
+                out[key] = _rgba(spec[key])
+        out["boxes"] = [(name, np.array(box["size"], dtype=float) / 2.0, np.array(box["pos"], dtype=float),
+                         _rgba(box["rgba"])) for name, box in spec.get("boxes", {}).items()]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: appearance: {exc!r} (legs/feet: rgba; boxes: name: "
+                          "{size: [x, y, z], pos: [x, y, z], rgba: [r, g, b, a]})") from None
+    if any(b[1].shape != (3,) or b[2].shape != (3,) or (b[1] <= 0).any() for b in out["boxes"]):
+        raise ConfigError(f"{path}: appearance.boxes: size and pos are 3 numbers, sizes positive")
+    return out
+
+
+def _rgba(values: Any) -> np.ndarray:
+    rgba = np.array(values, dtype=float)
+    if rgba.shape != (4,) or (rgba < 0).any() or (rgba > 1).any():
+        raise ValueError(f"rgba {values!r}: four numbers 0-1")
+    return rgba
+
+
+def _looks(look: dict[str, Any]) -> str:
+    """The trunk's drawn-only boxes: they touch nothing (contype and
+    conaffinity 0) and weigh nothing (every body's inertial is given)."""
+    return "".join(f"""
+      <geom name="look_{name}" type="box" size="{_vec(half)}" pos="{_vec(pos)}" rgba="{_vec(rgba)}"
+            contype="0" conaffinity="0" group="1"/>""" for name, half, pos, rgba in look["boxes"])
 
 
 def mjcf_document(cfg: Config, friction: float, defaults: str, trunk: str) -> str:

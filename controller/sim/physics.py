@@ -112,8 +112,9 @@ class PhysicsRobot:
         d.qpos[3:7] = rpy_quat(*rpy)
         d.qpos[self.qadr] = self.model_map.positions_to_wire(q)
         mujoco.mj_kinematics(self.model, d)
-        lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(self.model.ngeom)
-                     if not self.is_ground[g])
+        m = self.model                  # drawn-only geoms (no contact bits) are never the lowest point
+        lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(m.ngeom)
+                     if not self.is_ground[g] and (m.geom_contype[g] or m.geom_conaffinity[g]))
         d.qpos[2] -= lowest - DROP_MARGIN - self.world.start_height
         d.qvel[:] = 0.0
         d.time = 0.0

@@ -20,17 +20,17 @@ import bridge_bench
 import cli_bench
 import gait_bench
 import kernel_bench
+import report
 import rt_bench
-from stats import Target
 
 
 def main() -> int:
     if os.environ.get("MOTIOND_NETNS") != "1":
         sys.exit("run.py opens udpm sockets: run it as `make bench` (inside tests/netns.sh)")
     started = time.time()
-    results: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                                           "python": platform.python_version(),
-                                           "load_before": os.getloadavg()}}
+    machine = {"cpus": os.cpu_count(), "platform": platform.platform(),
+               "python": platform.python_version(), "load_before": os.getloadavg()}
+    results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "machine": machine}
     results["kernel"] = kernel_bench.measure()
     print("\n".join(kernel_bench.report(results["kernel"])), "\n", flush=True)
     results["gait"] = gait_bench.measure()
@@ -42,18 +42,13 @@ def main() -> int:
     results["cli"] = cli_bench.measure()
     print("\n".join(cli_bench.report(results["cli"])), "\n")
     results["seconds"] = round(time.time() - started, 1)
-    targets = [Target(**{k: v for k, v in t.items() if k != "passed"})
-               for t in results["kernel"]["targets"] + results["realtime"]["targets"]]
-    targets += bridge_bench.targets(results["bridges"])
-    targets += cli_bench.targets(results["cli"])
     print("targets")
-    for t in targets:
+    for t in report.targets(results):
         print(t.row())
-    out = ROOT / "bench" / "results.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=1) + "\n")
-    print(f"\nwrote {out.relative_to(ROOT)} ({results['seconds']:.0f} s)")
-    return 0
+    report.RESULTS.parent.mkdir(exist_ok=True)
+    report.RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"\nwrote {report.RESULTS.relative_to(ROOT)} ({results['seconds']:.0f} s)")
+    return report.main([])          # docs/PERFORMANCE.md's figures from it
 
 
 if __name__ == "__main__":
