@@ -5,7 +5,9 @@ part runs on a Link and a clock, so the tests drive it with a key script.
 Keys (KEY_HELP): w/s faster forward/backward, a/d to the left/right, q/e turn
 left/right, space stop moving, 1 stand, 2 trot, 3 walk, l lie down, x (or
 Esc, or the end of the input) lie down and quit. A speed key on a robot that
-is not walking starts the trot. Each change is a new command (a fresh
+is not walking starts the trot. A gamepad (controller/cli/gamepad.py) sets
+the speeds with its sticks (`sticks`) and presses the same keys with its
+buttons. Each change is a new command (a fresh
 life_count); between changes the last one is repeated every 100 ms.
 """
 from __future__ import annotations
@@ -83,6 +85,18 @@ class Teleop:
             self.v = [0.0, 0.0, 0.0]
             self.command(*MODE_WORDS["lie"])
         return True
+
+    def sticks(self, forward: float, left: float, turn: float) -> None:
+        """A gamepad's sticks: speeds as fractions (-1..1) of the limits. Moving
+        starts the trot (or keeps the gait being walked); sticks back at rest
+        stop the walking in place."""
+        fractions = (forward, left, turn)
+        limits = (self.limits.vx, self.limits.vy, self.limits.wz)
+        self.v = [round(max(-1.0, min(1.0, f)) * lim, 3) for f, lim in zip(fractions, limits)]
+        if any(self.v):
+            self.command(11, self.gait if self.mode == 11 else GAIT_WORDS["trot"])
+        elif self.mode == 11:
+            self.command(11, self.gait)
 
     def command(self, mode: int, gait: int) -> None:
         """Send (mode, gait) at the current speeds with a fresh life_count."""
