@@ -63,7 +63,7 @@ lint: build
 # run (README "Performance"): a table on stdout and bench/results.json. The
 # real-time part runs the daemon over udpm, so all of it runs in a private
 # network namespace. BENCH_SECONDS=N shortens each real-time run (default 60).
-bench: build
+bench: build peers
 	tests/netns.sh $(PY) tests/bench/run.py
 
 # The physics scorecard (config/physics/scorecard.yaml): every shipped robot
