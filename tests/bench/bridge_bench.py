@@ -136,7 +136,7 @@ def _run(name: str, config: Path, robot_url: str | None, trot_vx: float, extra: 
                      "--bridge", name])
     wires = Wires(cfg, robot_url)
     try:
-        if not wires.wait_active(30.0):
+        if not wires.wait_active(90.0):        # a first start of Unitree's simulator in a new venv is slow
             return {"error": f"the bridge did not become ACTIVE ({wires.status and wires.status.reason})"}
         wires.send(12)
         wires.spin(4.0)
