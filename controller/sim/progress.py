@@ -67,8 +67,7 @@ class Progress:
 
     def step(self, label: str, ok: bool = True) -> None:
         """One item finished."""
-        self.done += 1
-        self.failed += not ok
+        self.count(ok)
         times = self._times()
         if self.tty:
             self._draw(label)
