@@ -17,11 +17,11 @@ import pytest
 
 from controller.robot.config import ConfigError, load_config
 from controller.sim import scorecard
-from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
 from controller.sim.progress import Progress, clock
 from controller.sim.scorecard import Row, expand, foot_slip, judge, load_card, run_row
 from controller.sim.trial import Trial
+from controller.sim.world import World
 
 CARD = load_card()
 

@@ -16,8 +16,8 @@ import yaml
 from controller.behaviours.recovery import RecoveryStand
 from controller.motion.trajectory import load
 from controller.robot.config import Config, load_config
-from controller.sim.model import World
 from controller.sim.trial import Trial
+from controller.sim.world import World
 
 ROOT = Path(__file__).resolve().parent.parent
 CFG = load_config(ROOT / "config" / "cyberdog2.yaml")

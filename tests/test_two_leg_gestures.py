@@ -11,8 +11,8 @@ import pytest
 from controller.behaviours.two_leg import GESTURE_LEAD_S, GESTURE_SETTLE_S, GIVE_UP_TOUCHES, TwoLegStand
 from controller.motion import gestures
 from controller.robot.config import load_config
-from controller.sim.model import World
 from controller.sim.trial import Trial
+from controller.sim.world import World
 
 CFG = load_config()
 # A hand above the front right foot's swing once the robot is up (m, from the start).

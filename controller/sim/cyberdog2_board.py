@@ -28,9 +28,9 @@ from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.angles import quat_rpy, quat_to_rotation
 from controller.robot.config import Config
-from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import SENSORS
+from controller.sim.world import World
 
 ERR_LOST = 1 << 1
 TRUTH_EVERY = 10     # ticks between two sim_state (ground truth) messages: 50 Hz

@@ -42,8 +42,8 @@ from controller.robot.config import Config, load_config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
-from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
+from controller.sim.world import World
 
 # Leg pairs by leg index (FR, FL, RR, RL): front 0, 1; rear 2, 3. Left legs 1, 3.
 FRONT = (0, 1)

@@ -8,6 +8,12 @@ they arrive. The controller sees only what a robot's sensors give:
 joint_state and imu, with the imperfections of controller/sim/sensors.py.
 The base pose, velocity and contacts are ground truth for tests and tools
 (`truth()`, the sim_state message), never for the controller.
+
+A World with `actuators` (controller/sim/actuators.py) puts the real motor
+between the command and the joint: the command acts after its transport
+delay, each physics step's torque stays inside the torque-speed envelope,
+the driver holds the rotor side of the gear's play, and the encoder counts
+in steps.
 """
 from __future__ import annotations
 
@@ -20,13 +26,17 @@ import numpy as np
 from controller import msgs
 from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
+from controller.robot.mass_properties import load_figures
+from controller.sim.actuators import Actuators, MotorFigures, envelope
 from controller.sim.bridge import WireBridge
 from controller.sim.mjcf import robot_mjcf
-from controller.sim.model import OBSTACLE, OBSTACLE_PARK, World, world_model
+from controller.sim.model import physics_path
 from controller.sim.own_model import model_joints
 from controller.sim.sensors import Reading, SensorConfig, Sensors
+from controller.sim.world import OBSTACLE, OBSTACLE_PARK, World, world_model
 
 DROP_MARGIN = 0.002   # m: the robot starts this far above the floor
+PLACE_TRIES = 5       # lifts out of uneven ground at the start
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ class PhysicsRobot:
             raise ValueError(f"{cfg.path}: sim.start_pose: {pose!r} is not one of the "
                              f"poses {sorted(cfg.poses)}")
         self._place(start)
+        changes = self.world.actuator_changes()
+        self.actuators = None if changes is None else self._real_actuators(changes)
         self.tau = np.zeros(cfg.num_joints)
         self.step_ns = 0
         self.battery_voltage = float(cfg.sim.get("battery_voltage", 25.2))
@@ -90,6 +102,20 @@ class PhysicsRobot:
         self.acc_adr = self.model.sensor_adr[self.model.sensor("imu_acc").id]
         self.sensors = Sensors(SensorConfig.from_sim(cfg.sim, cfg.path), cfg.dt)
         self._measure()
+
+    def _real_actuators(self, changes: dict) -> Actuators:
+        """The real motors of the physics file's `motor` figures with a
+        World's changes, mapped to the model's joints."""
+        path = physics_path(self.cfg)
+        section = load_figures(path).get("motor") if path.is_file() else None
+        f = MotorFigures.load(self.cfg, section, changes, path)
+        mm, m = self.model_map, self.model
+        if f.frictionloss is not None:
+            m.dof_frictionloss[self.vadr] = f.frictionloss
+        m.actuator_forcelimited[self.act] = 1
+        return Actuators(f, mm.plain_to_wire(self.limit), mm.plain_to_wire(f.knee_speed),
+                         mm.plain_to_wire(f.no_load_speed), mm.plain_to_wire(f.backlash),
+                         m.opt.timestep, self.data.qpos[self.qadr].copy())
 
     def place_obstacle(self, there: bool = True) -> None:
         """Put the world's obstacle (World.obstacle) where it belongs, now (a
@@ -104,6 +130,8 @@ class PhysicsRobot:
         """Start over: joints at q, the base at roll/pitch/yaw `rpy` (e.g.
         (pi, 0, 0): on its back), the lowest point just above the floor."""
         self._place(np.asarray(q, dtype=float), rpy)
+        if self.actuators is not None:
+            self.actuators.rotor[:] = self.data.qpos[self.qadr]
         self._measure()
 
     def _place(self, q: np.ndarray, rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
@@ -119,6 +147,22 @@ class PhysicsRobot:
         d.qvel[:] = 0.0
         d.time = 0.0
         mujoco.mj_forward(self.model, d)
+        # Ground that is not level under the whole body (a side slope, rough
+        # ground): lift the body out of it.
+        for _ in range(PLACE_TRIES):
+            depth = self._deepest()
+            if depth >= 0.0:
+                break
+            d.qpos[2] += DROP_MARGIN - depth
+            mujoco.mj_forward(self.model, d)
+
+    def _deepest(self) -> float:
+        """The deepest penetration of the robot into the ground (m, < 0), or 0."""
+        d = self.data
+        pairs = d.contact.geom[:d.ncon]
+        ground = self.is_ground[pairs].any(axis=1) & ~self.is_ground[pairs].all(axis=1)
+        dist = d.contact.dist[:d.ncon][ground]
+        return float(min(0.0, dist.min())) if len(dist) else 0.0
 
     def _extent(self, g: int) -> float:
         """How far geom g reaches below its centre (upright base)."""
@@ -156,13 +200,36 @@ class PhysicsRobot:
             kp, kd = mm.plain_to_wire(kp, self._kp), mm.plain_to_wire(kd, self._kd)
         # The driver's law, by MuJoCo at every physics step (model.py's motors):
         # force = tau_ff + kp (q_des - q) + kd (qd_des - qd), clipped.
-        m.actuator_biasprm[act, 1] = -kp
-        m.actuator_biasprm[act, 2] = -kd
-        d.ctrl[act] = tau_ff + kp * q_des + kd * qd_des
-        mujoco.mj_step(m, d, nstep=self.substeps)
+        ctrl = tau_ff + kp * q_des + kd * qd_des
+        if self.actuators is None:
+            m.actuator_biasprm[act, 1] = -kp
+            m.actuator_biasprm[act, 2] = -kd
+            d.ctrl[act] = ctrl
+            mujoco.mj_step(m, d, nstep=self.substeps)
+        else:
+            self._step_real(ctrl, kp, kd)
         self.tau = mm.signed_from_wire(d.actuator_force[act])
         self._measure()
         self.step_ns = time.perf_counter_ns() - started     # what this tick of physics cost
+
+    def _step_real(self, ctrl: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
+        """One tick through the real motors (controller/sim/actuators.py),
+        a physics step at a time: the command of `delay_s` ago, the law on
+        the rotor side of the play, the torque inside the envelope."""
+        m, d, act, a = self.model, self.data, self.act, self.actuators
+        assert a is not None
+        a.command(ctrl, kp, kd, self.substeps)
+        for _ in range(self.substeps):
+            ctrl, kp, kd = a.next()
+            offset = a.follow(d.qpos[self.qadr])
+            low, high = envelope(d.qvel[self.vadr], a.limit, a.knee, a.no_load)
+            m.actuator_forcerange[act, 0] = low
+            m.actuator_forcerange[act, 1] = high
+            m.actuator_biasprm[act, 1] = -kp
+            m.actuator_biasprm[act, 2] = -kd
+            d.ctrl[act] = ctrl - kp * offset
+            mujoco.mj_step(m, d)
+        a.follow(d.qpos[self.qadr])
 
     def _measure(self) -> None:
         """Sample the sensors on the state the tick ended in. Orientation and
@@ -172,7 +239,11 @@ class PhysicsRobot:
         accel = d.sensordata[self.acc_adr:self.acc_adr + 3].copy()
         if not np.any(accel):        # before the first step: at rest
             accel = self._gravity_in_body()
-        self.sensors.measure(self.q, self.qd, self.tau, d.qpos[3:7].copy(), d.qvel[3:6].copy(),
+        q = self.q
+        a = self.actuators
+        if a is not None:
+            q = a.encoder(self.model_map.positions_from_wire(a.rotor))
+        self.sensors.measure(q, self.qd, self.tau, d.qpos[3:7].copy(), d.qvel[3:6].copy(),
                              accel)
 
     def _gravity_in_body(self) -> np.ndarray:

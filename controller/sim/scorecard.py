@@ -33,10 +33,10 @@ from controller.robot.config.reader import load_yaml
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.mjcf import has_model
-from controller.sim.model import World
 from controller.sim.motion_path import commanded_path
 from controller.sim.progress import Progress
 from controller.sim.trial import Trial
+from controller.sim.world import World
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
 PRELUDE_S = 3.0
@@ -161,12 +161,28 @@ def _with_margins(robot: str, entry: dict[str, Any]) -> list[Row]:
 MARGINS = ({"trunk_mass_scale": 0.9}, {"trunk_mass_scale": 1.1}, {"friction": 0.5}, {"friction": 1.0})
 
 
-def _margins(robot: str, entry: dict[str, Any]) -> list[Row]:
-    from controller.sim.model import World
+def world_spec(world: Any) -> dict[str, Any]:
+    """A row's `world:` as a mapping: a world's name is {"use": name}."""
+    if world is None:
+        return {}
+    return {"use": world} if isinstance(world, str) else dict(world)
 
+
+def in_world(rows: list[Row], world: str) -> list[Row]:
+    """`rows` again in the named world (config/physics/worlds.yaml) on top
+    of each row's own, named with it (`--world`)."""
+    from controller.sim.world import named_worlds
+
+    World.from_spec(world, "--world")          # a name that exists, a world that builds
+    extra = named_worlds()[world]
+    return [Row(r.robot, f"{r.name} [{world}]", r.issue,
+                {**r.spec, "world": {**world_spec(r.spec.get("world")), **extra}}) for r in rows]
+
+
+def _margins(robot: str, entry: dict[str, Any]) -> list[Row]:
     rows = []
     for change in MARGINS:
-        world = {**entry.get("world", {}), **change}
+        world = {**world_spec(entry.get("world")), **change}
         label = World.from_spec(change, entry["name"]).label
         rows.append(Row(robot, f"{entry['name']} [{label}]", entry["issue"],
                         {**entry, "world": world, "margins": False}))
@@ -735,6 +751,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "robot config file (.yaml), scored by the rows of the card's robot of its kind")
     p.add_argument("--only", action="append",
                    help="only rows whose name contains this text (repeatable: any of them)")
+    p.add_argument("--world", metavar="NAME",
+                   help="run the selected rows in this world of config/physics/worlds.yaml, on top of "
+                        "each row's own (e.g. real_actuators_3ms: every row on the real motors, 3 ms delay)")
     p.add_argument("--jobs", type=int, default=2, help="rows run in parallel (default: %(default)s)")
     p.add_argument("-o", "--output", default="bench/physics.json", help="JSON results (default: %(default)s)")
     p.add_argument("--log-level", default="error",
@@ -755,6 +774,12 @@ def run(args: argparse.Namespace) -> int:
         if args.robot and robot not in args.robot:
             continue
         rows += [r for r in expand(robot, spec) if not args.only or any(t in r.name for t in args.only)]
+    if args.world and rows:
+        try:
+            rows = in_world(rows, args.world)
+        except ConfigError as exc:
+            print(f"scorecard: {exc}", file=sys.stderr)
+            return 2
     if not rows:
         print(f"no rows selected: {nothing_matched(args.robot, args.only)}", file=sys.stderr)
         return 2

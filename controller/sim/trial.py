@@ -18,9 +18,9 @@ from controller import msgs
 from controller.core.controller import Controller
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
-from controller.sim.model import World
 from controller.sim.physics import PhysicsRobot
 from controller.sim.robot import SENSORS
+from controller.sim.world import World
 
 HEARTBEAT_TICKS = 50          # a client re-sends its command every 100 ms at 500 Hz
 
