@@ -23,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "bridge's joint_state: the MuJoCo physics body (the default; robots "
                         "without a physics model yet fall back to the joint-space sim), or "
                         "`joint`, the joint-space sim that moves joints only")
+    p.add_argument("--world", metavar="NAME", default=None,
+                   help="with --sim: the physics world around the robot, a name in "
+                        "config/physics/worlds.yaml (stairs, slopes, rough ground, real actuators, ...)")
     p.add_argument("--bridge", metavar="NAME", default=None,
                    help="drive a real robot through its maker's low-level wire, with the "
                         "bridge in this process: `cyberdog2` (the motor SDK's LCM) or `unitree_go2` "
@@ -67,7 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     # priority one below the tick's after it).
     planner = ProcessPlanner(cfg.balance, len(cfg.legs)) if cfg.balance is not None else None
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns(), planner=planner)
-    sim, sim_kind = make_sim(cfg, ctl.kin, args.sim) if args.sim else (None, None)
+    if args.world is not None and args.sim is None:
+        log.error("world_without_sim", error="--world is a world for the simulated robot: add --sim")
+        return 2
+    try:
+        sim, sim_kind = make_sim(cfg, ctl.kin, args.sim, args.world) if args.sim else (None, None)
+    except ConfigError as exc:
+        log.error("world_invalid", error=str(exc))
+        return 2
     if args.bridge is not None:
         from controller.bridges.run import InProcessBridge
         try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from controller.cli.client import EXIT_CODES_HELP, Formatter
 from controller.cli.commands import summary
-from controller.robot.config import Config
+from controller.robot.config import Config, ConfigError
 
 DESCRIPTION = """\
 Run the simulated robot as its own process, speaking the robot's LCM like a
@@ -31,6 +31,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--sim", choices=("physics", "joint"), default="physics",
                    help="the MuJoCo physics body (default; the joint-space sim for a robot "
                         "without a physics model), or the joint-space sim")
+    p.add_argument("--world", metavar="NAME", default=None,
+                   help="the physics world around the robot: a name in config/physics/worlds.yaml "
+                        "(stairs_10cm_up, slope_20_up, rough_2cm, real_actuators_3ms, ...)")
     p.add_argument("--ticks", type=int, default=None, metavar="N",
                    help="stop after N ticks (default: run until stopped)")
     p.set_defaults(func=run)
@@ -48,7 +51,11 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     configure("info")
     log = get_logger("motion-sim")
     kin = make_robot(cfg, Kernel(cfg.q_min, cfg.q_max, cfg.v_max)).kin
-    sim, kind = make_sim(cfg, kin, args.sim)
+    try:
+        sim, kind = make_sim(cfg, kin, args.sim, args.world)
+    except ConfigError as exc:
+        log.error("world_invalid", error=str(exc))
+        return 2
     if kind != args.sim:
         log.warning("sim_fallback", asked=args.sim, running=kind,
                     reason=f"no physics model for {cfg.robot}")

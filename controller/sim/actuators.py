@@ -31,7 +31,9 @@ import numpy as np
 from controller.robot.config import Config, ConfigError
 
 MAX_DELAY_S = 0.005
-KEYS = ("knee_speed", "no_load_speed", "delay_s", "encoder_resolution", "backlash", "frictionloss")
+KEYS = ("knee_speed", "no_load_speed", "voltage", "resistance", "torque_constant", "gear",
+        "delay_s", "encoder_resolution", "backlash", "frictionloss")
+ELECTRIC = ("voltage", "resistance", "torque_constant", "gear")
 
 
 @dataclass(frozen=True)
@@ -56,10 +58,14 @@ class MotorFigures:
         if unknown:
             raise ConfigError(f"{path}: motor: unknown keys {unknown} (known: {list(KEYS)})")
         merged = {"delay_s": cfg.dt, "encoder_resolution": 0.0, "backlash": 0.0, **section, **changes}
-        for key in ("knee_speed", "no_load_speed"):
-            if key not in merged:
-                raise ConfigError(f"{path}: motor: {key} is needed")
         try:
+            if all(k in merged for k in ELECTRIC) and not any(k in merged for k in ("knee_speed", "no_load_speed")):
+                merged["knee_speed"], merged["no_load_speed"] = electric_envelope(
+                    cfg.torque_limit.astype(float), *(float(merged[k]) for k in ELECTRIC))
+            for key in ("knee_speed", "no_load_speed"):
+                if key not in merged:
+                    raise ConfigError(f"{path}: motor: {key} and no_load_speed, or the motor's "
+                                      f"{', '.join(ELECTRIC)}, are needed")
             figures = cls(knee_speed=_per_joint(cfg, merged["knee_speed"]),
                           no_load_speed=_per_joint(cfg, merged["no_load_speed"]),
                           delay_s=float(merged["delay_s"]),
@@ -79,12 +85,28 @@ class MotorFigures:
         return figures
 
 
+def electric_envelope(limit: np.ndarray, voltage: float, resistance: float, torque_constant: float,
+                      gear: float) -> tuple[np.ndarray, np.ndarray]:
+    """The knee and no-load joint speeds of a motor on a fixed supply voltage
+    (the convention of the MIT Cheetah's actuator model, in which the
+    CyberDog 2's figures are published: torque 1.5 kt i at the rotor,
+    back-EMF 2 kt at the rotor's speed): the current the voltage left after
+    the back-EMF drives gives gear x 1.5 kt (V - 2 kt gear w) / R at joint
+    speed w; it is the joint's `limit` at the knee and 0 at no load."""
+    emf = 2.0 * torque_constant * gear                # V per joint rad/s
+    no_load = np.full(len(limit), voltage / emf)
+    knee = np.maximum(0.0, (voltage - limit * resistance / (1.5 * torque_constant * gear)) / emf)
+    return knee, no_load
+
+
 def _per_joint(cfg: Config, value: Any) -> np.ndarray:
-    """One number for every joint, or one per leg joint (abad hip knee),
-    repeated per leg."""
+    """One number for every joint, one per leg joint (abad hip knee)
+    repeated per leg, or one per joint."""
     values = np.atleast_1d(np.asarray(value, dtype=float))
     if values.size == 1:
         return np.full(cfg.num_joints, float(values[0]))
+    if values.size == cfg.num_joints:
+        return values
     per_leg = cfg.num_joints // max(1, len(cfg.legs))
     if values.size != per_leg or cfg.num_joints != per_leg * len(cfg.legs):
         raise ValueError(f"expected one number or {per_leg} (one per leg joint), not {values.size}")

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from controller.robot.config import Config
+from controller.robot.config import Config, ConfigError
 from controller.robot.humanoid_kinematics import HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.sim.joint_sim import SimRobot
@@ -38,12 +38,18 @@ class SimulatedRobot(Protocol):
 
 
 def make_sim(cfg: Config, kin: QuadrupedKinematics | HumanoidLegKinematics,
-             kind: str = PHYSICS) -> tuple[SimulatedRobot, str]:
+             kind: str = PHYSICS, world: str | None = None) -> tuple[SimulatedRobot, str]:
     """The simulated robot of `kind` and the kind it is: physics falls back
-    to the joint-space sim for a robot without a physics model yet."""
+    to the joint-space sim for a robot without a physics model yet. `world`
+    names a world of config/physics/worlds.yaml for the physics body
+    (ConfigError if there is none of that name, or no physics body)."""
     if kind not in KINDS:
         raise ValueError(f"simulator {kind!r}: expected one of {KINDS}")
     if kind == PHYSICS and has_model(cfg):
         from controller.sim.physics import PhysicsRobot  # imports mujoco
-        return PhysicsRobot(cfg), PHYSICS
+        from controller.sim.world import World
+        return PhysicsRobot(cfg, World.from_spec(world, "--world") if world else None), PHYSICS
+    if world:
+        raise ConfigError(f"--world {world}: worlds are for the physics body, and {cfg.robot} "
+                          f"runs the joint-space sim here")
     return SimRobot(cfg, kin), JOINT
