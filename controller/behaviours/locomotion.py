@@ -27,6 +27,7 @@ from controller.motion.balance import BalanceController
 from controller.motion.gait import GaitCommand, GaitGenerator
 from controller.motion.gait_table import GaitDefinition, GaitError, load_gaits
 from controller.motion.motion_gaits import DEFAULT_TIMING, FIRST_MOTION_GAIT, MotionGaitShaper
+from controller.motion.terrain import TerrainAdapter
 from controller.motion.usergait import USER_GAIT_IDS, decode_user_gait
 from controller.protocol.block import Block
 from controller.protocol.constants import USER_GAIT
@@ -93,6 +94,7 @@ class Locomotion(Behaviour):
             self.balance = BalanceController(self.cfg.balance, robot.kin, self.legs, robot.dt,
                                              robot.planner, self.cfg.torque_limit, self.kernel.tau_ff,
                                              robot.deferred)
+            self.terrain = TerrainAdapter(self.cfg.balance.terrain, self.legs, robot.dt)
             self._soft_kp = np.tile(self.cfg.balance.stance_kp, self.legs)
             self._soft_kd = np.tile(self.cfg.balance.stance_kd, self.legs)
         self.closed = False        # this tick ran closed loop
@@ -148,6 +150,7 @@ class Locomotion(Behaviour):
         self.closed = False
         if self.balance is not None:
             self.balance.reset()
+            self.terrain.reset()
         self.shaper.reset(0.0, self.gen.height)
         self.clock = BlockClock()
         self.slow_ticks = 0
@@ -212,6 +215,8 @@ class Locomotion(Behaviour):
         if self.motion_gait(gen.gait.id):
             self.shaper.after_step(gen)
         self._balance(ctx)
+        if self.closed:
+            feet = self._terrain(ctx, feet)
         # IK, the limits and the kernel's set points in one C call, into the
         # one of two kept buffers that is not last tick's q_prev.
         q = self._q_spare[0] if self.q_prev is not self._q_spare[0] else self._q_spare[1]
@@ -241,6 +246,22 @@ class Locomotion(Behaviour):
         # swings over the ground instead: the body sinks in the flight.
         self.balance.motion, self.balance.hold, self.balance.level = motion, hold, motion and not hold
         self.balance.tick(ctx.tick, ctx.body, gen)     # into kernel.tau_ff and gen.feedback
+
+    def _terrain(self, ctx: TickContext, feet: np.ndarray) -> np.ndarray:
+        """Blind terrain adaptation (controller/motion/terrain.py): the feet
+        onto the ground plane the footholds give, stumbles retracted and
+        lifted again, missing steps reached for; the ground's pitch goes to
+        the MPC's reference from the next tick."""
+        gen, body, terrain = self.gen, ctx.body, self.terrain
+        assert body is not None and self.balance is not None and gen.gait is not None
+        terrain.observe(body.rot, body.feet, body.force, gen)
+        feet = terrain.feet(feet, gen.pitch)
+        if not self.motion_gait(gen.gait.id):
+            terrain.stumble(feet, body.feet, gen)
+        gen.apex_floor = terrain.apex_floor
+        self.balance.terrain_pitch = terrain.pitch
+
+        return feet
 
     def motion_family(self, gait: GaitDefinition | None, timing: GaitDefinition | None) -> tuple[bool, bool]:
         """(motion, hold): whether `gait` is a motion gait or one of the user

@@ -121,6 +121,7 @@ class BalanceController:
         self.hold = False                     # landings also answer the position's lead (position_gain)
         self.motion = False                   # the MPC weighs with motion_weights
         self.level = False                    # swing feet answer the body's height error
+        self.terrain_pitch = 0.0              # rad the ground asks the body to pitch (terrain.py)
 
     @property
     def yaw_des(self) -> float:
@@ -212,7 +213,7 @@ class BalanceController:
         for k in range(ref.shape[0]):
             t = (k + 1) * c.step
             ref[k, 0] = 0.0
-            ref[k, 1] = gen.pitch
+            ref[k, 1] = gen.pitch + self.terrain_pitch
             ref[k, 2] = yaw_ref + wz * t
             ref[k, 3:5] = self.p_des[:2] + v_world[:2] * t
             ref[k, 5] = self.p_des[2]

@@ -89,6 +89,7 @@ class GaitGenerator:
         # motion and user gaits that lift every foot at once).
         self.feedback = np.zeros(3)
         self.swing_apex = np.zeros(legs)       # each swing keeps the apex it lifted with
+        self.apex_floor = 0.0                  # the least apex of a step (terrain adaptation, m)
         self.height = params.body_height
         self.pitch = 0.0
         self.gait: GaitDefinition | None = None    # the gait in force (reported)
@@ -249,6 +250,8 @@ class GaitGenerator:
             self.apex[:] = np.clip(cmd.leg_heights, 0.0, 0.06 * cmd.gait.step_ratio)
         else:
             self.apex[:] = cmd.gait.step_height(cmd.step_height)
+        if self.apex_floor > 0.0 and not self.gait.stand:
+            np.maximum(self.apex, self.apex_floor, out=self.apex)
         self.landing_offset = cmd.landing_offset
 
     def _native_legs(self, params: LocomotionConfig) -> None:

@@ -326,6 +326,9 @@ TURN_ALLOWANCE = (0.15, 0.2)   # rad + share of the steps' turn
 SCRIPT_REQUEST_ID = 19       # the request id of a row's `script:` step
 
 
+KNEE_GEOMS = ("_knee_pad", "_thigh", "_hip_cover")   # a quadruped's leg above the shank
+
+
 # A humanoid's legs below the hip: landing on them (knees bent) is the
 # protective posture working, not the impact.
 LOWER_LIMBS = ("_shank", "_thigh")
@@ -494,6 +497,10 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m["trunk_contact_s"] = float(other.sum() * dt)
     body = trunk_geoms(trial)
     m["body_contact_s"] = float(sum(1 for c in contacts if c & body) * dt)
+    # A quadruped's leg above the shank (a knee pad, a thigh, a hip cover) on
+    # the ground; and its shanks (a shank on a stair's nosing is not a knee).
+    m["knee_contact_s"] = float(sum(1 for c in contacts if any(g.endswith(KNEE_GEOMS) for g in c)) * dt)
+    m["shank_contact_s"] = float(sum(1 for c in contacts if any(g.endswith("_shank") for g in c)) * dt)
     m["airborne_s"] = float(sum(1 for c in contacts if not c) * dt)
     m["slip"] = foot_slip(np.array(tr.foot_slide[start:]), contacts, trial.feet, dt)
     m["saturation"] = float(np.mean(tr.saturated[start:]))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from controller.motion.terrain import TerrainConfig
 from controller.robot.config.reader import ConfigError, Reader
 from controller.robot.mass_properties import BodyFigures, stand_body
 
@@ -42,8 +43,28 @@ class BalanceConfig:
     # (12,) the MPC's weights while a motion or user gait runs (ids >= 50:
     # dances whose steps mostly ask the body to stay where it is); None: weights
     motion_weights: np.ndarray | None = None
+    terrain: TerrainConfig = TerrainConfig()   # blind terrain adaptation (controller/motion/terrain.py)
     derived: tuple[str, ...] = ()     # body keys taken from the physics figures ...
     derived_from: Path | None = None  # ... in this file
+
+
+def _terrain(b: Reader) -> TerrainConfig:
+    """`balance.terrain`: the blind terrain adaptation's figures."""
+    d = TerrainConfig()
+    if "terrain" not in b.data:
+        return d
+    t = b.sub("terrain")
+    return TerrainConfig(
+        pitch_limit=t.number("pitch_limit", 0.0, 0.8, d.pitch_limit),
+        dead_band=t.number("dead_band", 0.0, 0.5, d.dead_band),
+        filter_s=t.number("filter_s", 0.002, 5.0, d.filter_s),
+        stumble_lag=t.number("stumble_lag", 0.005, 0.5, d.stumble_lag),
+        stumble_apex=t.number("stumble_apex", 0.0, 0.3, d.stumble_apex),
+        adapt_s=t.number("adapt_s", 0.0, 60.0, d.adapt_s),
+        reach_down=t.number("reach_down", 0.0, 0.3, d.reach_down),
+        reach_rate=t.number("reach_rate", 0.0, 5.0, d.reach_rate),
+        load=t.number("load", 0.0, 1000.0, d.load),
+    )
 
 
 def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | None = None) -> BalanceConfig | None:
@@ -74,6 +95,7 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
         position_gain=b.number("position_gain", 0.0, 2.0, 0.0),
         position_reach=b.number("position_reach", 0.0, 0.1, 0.03),
         motion_weights=b.vector("motion_weights", 12) if "motion_weights" in b.data else None,
+        terrain=_terrain(b),
         derived=missing,
         derived_from=figures.source if figures is not None else None,
     )
