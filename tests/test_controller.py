@@ -411,11 +411,18 @@ def test_foot_outside_workspace_in_posture_gives_sticky_edamp(standing):
     assert standing.mode == 3
     js = msgs.joint_state_t()
     js.num_joints = 12
-    js.position = [0.0, -1.57, 0.55] * 4     # feet stretched far forward: |x| > L sin 60
     js.velocity, js.torque = [0.0] * 12, [0.0] * 12
-    standing.raw(standing.ch["joint_state"], js.encode())
+    # Feet stretched far forward (|x| > L sin 60), reached in steps a joint
+    # can make (a one-tick leap is an encoder jump, a fault of its own).
+    start, end = standing.ctl.q.copy(), np.array([0.0, -1.57, 0.55] * 4)
+    steps = int(np.ceil(np.abs(end - start).max() / 0.2))
     with capture_logs() as logs:
-        standing.tick()
+        for k in range(1, steps + 1):
+            js.position = (start + (end - start) * k / steps).tolist()
+            standing.raw(standing.ch["joint_state"], js.encode())
+            standing.tick()
+            if standing.ctl.last_reported[2] == 3:
+                break
     c = standing.ctl
     assert c.last_reported[2] == 3 and standing.mode == 7           # EDAMP, damper state
     assert c.fsm.footpos_error & 0b001_001_001_001 == 0b001_001_001_001   # x bit of every leg

@@ -4,6 +4,7 @@ its target. The daemon-level half is test_faults_daemon.py."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -28,11 +29,14 @@ def standing() -> Rig:
 
 
 def joint_state(rig: Rig, position: Iterable[float]) -> bytes:
+    """A joint_state at `position`, with the torques the sim's motors give
+    (zeros would read as dead motors to the sensor watch)."""
     js = msgs.joint_state_t()
     js.num_joints = rig.cfg.num_joints
     js.position = [float(x) for x in position]
     js.velocity = [0.0] * rig.cfg.num_joints
-    js.torque = [0.0] * rig.cfg.num_joints
+    tau = getattr(rig.robot, "tau", None)
+    js.torque = [float(x) for x in tau] if tau is not None else [0.0] * rig.cfg.num_joints
     return js.encode()
 
 
@@ -196,8 +200,11 @@ def test_motor_ctrl_does_not_take_over_during_the_outage(stand: bool) -> None:
 
 # -- tracking error --------------------------------------------------------------------
 def off_target(r: Rig, joint: int, ticks: int, offset: float = 1.5) -> None:
-    """`ticks` ticks on which joint_state reports `joint` `offset` rad from its target."""
+    """`ticks` ticks on which joint_state reports `joint` `offset` rad from its target.
+    A reading that far off in one tick is also an encoder jump (its own
+    check, tests/test_sensor_watch.py): this watches the tracking check alone."""
     assert r.robot is not None
+    r.ctl.sensor_watch.c = replace(r.ctl.sensor_watch.c, encoder_jump_rad=6.3)
     for _ in range(ticks):
         q = r.robot.q.copy()
         q[joint] = r.ctl.kernel.pos[joint] + offset
@@ -209,7 +216,9 @@ def off_target(r: Rig, joint: int, ticks: int, offset: float = 1.5) -> None:
 def test_tracking_error_trips_after_exactly_the_configured_ticks(standing: Rig, ticks: int,
                                                                   trips: bool) -> None:
     r = standing
-    assert r.cfg.safety == SafetyConfig(50.0, 0.8, 20.0, 1.0)     # 20 ms = 10 ticks
+    s = r.cfg.safety                                              # 20 ms = 10 ticks
+    assert (s.joint_state_timeout_ms, s.tracking_error_rad, s.tracking_error_ms,
+            s.tracking_min_kp) == (50.0, 0.8, 20.0, 1.0)
     with capture_logs() as logs:
         off_target(r, 2, ticks)                                   # FR_knee
     assert (r.ctl.last_reported[2] == EDAMP) == trips

@@ -34,7 +34,7 @@ def test_every_check_names_a_metric_the_scorecard_measures() -> None:
     trial = Trial(load_config(), sensors={"enabled": False})
     trial.send(12)
     trial.run(0.1)
-    every_event = scorecard.Marks(push=0, goal=0, script=0)  # a push's, a goal's and a getup's too
+    every_event = scorecard.Marks(push=0, goal=0, script=0, fault=0)  # a push's, a goal's and a getup's too
     measured = set(scorecard.measure(trial, 0, {"target": "stand"}, np.zeros(3), marks=every_event))
     for row in all_rows():
         motion = set(scorecard.MOTION_METRICS) if "motion" in row.spec else set()

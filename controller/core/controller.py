@@ -61,6 +61,7 @@ from controller.core.goals import (
     to_msg,
 )
 from controller.core.odometry import Odometry
+from controller.core.sensor_watch import SensorWatch
 from controller.logs import RateLimit, debug_enabled, get_logger
 from controller.motion.gait_table import GaitDefinition
 from controller.motion.motions import MotionLibrary
@@ -255,6 +256,9 @@ class Controller:
         self.joint_watch = JointStateWatch(cfg.safety.joint_state_timeout_ms, cfg.tick_hz)
         self.imu_watch = JointStateWatch(cfg.safety.imu_timeout_ms, cfg.tick_hz)
         self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
+        self.sensor_watch = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit,
+                                        cfg.safety.tracking_min_kp, cfg.tick_hz)
+        self._fresh_joints = self._fresh_imu = False    # taken in this tick (the sensor watch's)
         self.robot_faults = RobotFaultWatch(cfg.joint_names, cfg.tick_hz)
         self.fault_block = Block(mode=7, source=FROM_FAULT)
         self.fault_now = False        # a fault tripped this tick: the FSM enters EDAMP
@@ -390,6 +394,7 @@ class Controller:
         volts = float(msg.battery_voltage)
         self.battery_v = volts if math.isfinite(volts) and volts > 0.0 else None
         self.fsm.measured = True
+        self._fresh_joints = True
         outage_ns = self.joint_watch.received(now_ns)
         if outage_ns is not None:
             self._joint_state_back(now_ns, outage_ns)
@@ -410,6 +415,7 @@ class Controller:
         self.imu_quat /= norm
         self.imu_gyro[:] = msg.gyro
         self.imu_accel[:] = msg.accel
+        self._fresh_imu = True
         outage_ns = self.imu_watch.received(now_ns)
         if outage_ns is not None and self.limit.allow("imu_back", now_ns) is not None:
             self.log.info("imu_back", outage_ms=round(outage_ns / 1e6, 3))
@@ -760,7 +766,11 @@ class Controller:
         if self.joint_watch.lost or not self.fsm.measured or not state.checks_tracking \
                 or self.fsm.operating in (EDAMP, ESTOP):
             self.tracking.reset()
+            self.sensor_watch.reset()
+            self._fresh_joints = self._fresh_imu = False
             return False
+        if self._check_sensors(now_ns):
+            return True
         k = self.kernel
         found = self.tracking.check(self.q, k.pos, k.kp)
         if found is None:
@@ -773,6 +783,26 @@ class Controller:
                    f"(safety.tracking_error_rad {s.tracking_error_rad:g}) in {self.cfg.fsm.name(state.mode)}",
                    joint=name, error_rad=round(error, 3), target=round(float(k.pos[joint]), 3),
                    measured=round(float(self.q[joint]), 3))
+        self.tracking.reset()
+        return True
+
+    def _check_sensors(self, now_ns: int) -> bool:
+        """Broken parts only the readings show (controller/core/sensor_watch.py),
+        on what came in this tick against the previous tick's command."""
+        watch, k = self.sensor_watch, self.kernel
+        found = None
+        if self._fresh_joints:
+            found = watch.joints(self.q, self.qd, self.tau, k.pos, k.vel, k.kp, k.kd, k.tau)
+        if found is None and self._fresh_imu:
+            found = watch.imu(self.imu_quat, self.imu_gyro, self.imu_accel, self.q)
+        if found is None:
+            found = watch.battery(self.battery_v)
+        self._fresh_joints = self._fresh_imu = False
+        if found is None:
+            return False
+        fields: dict[str, Any] = {} if found.joint is None else {"joint": self.cfg.joint_names[found.joint]}
+        self._trip(now_ns, found.event, found.text, **fields)
+        watch.reset()
         self.tracking.reset()
         return True
 

@@ -28,10 +28,11 @@ Every figure is the config's `balance.terrain` (docs/CONFIG.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from controller.robot.config.balance import TerrainConfig
 
 if TYPE_CHECKING:      # the config imports this module's TerrainConfig; gait.py imports the config
     from controller.motion.gait import GaitGenerator
@@ -39,19 +40,6 @@ if TYPE_CHECKING:      # the config imports this module's TerrainConfig; gait.py
 REWIND_SHARE = 0.3       # a stumbling swing starts over from this share of its run (rising)
 STUMBLE_FROM, STUMBLE_TO = 0.25, 0.9    # the share of a swing a stumble is looked for in
 REACH_AFTER_S = 0.04     # s a foot down by the timetable carries nothing before it reaches down
-
-
-@dataclass(frozen=True)
-class TerrainConfig:
-    pitch_limit: float = 0.4      # rad: the most the body pitches with the ground
-    dead_band: float = 0.05       # ground slope (tan, filtered) taken as flat
-    filter_s: float = 0.3         # s: the ground slope's low-pass time constant
-    stumble_lag: float = 0.03     # m: a swing foot this far behind its target is held back
-    stumble_apex: float = 0.12    # m: the swing height after a stumble
-    adapt_s: float = 2.0          # s: swings stay that high this long after one
-    reach_down: float = 0.12      # m: the furthest a foot reaches below the plane for the ground
-    reach_rate: float = 0.5       # m/s: how fast it reaches
-    load: float = 12.0            # N: a foot pressing this hard is on the ground
 
 
 class TerrainAdapter:

@@ -29,6 +29,7 @@ from controller.robot.config import Config
 from controller.robot.mass_properties import load_figures
 from controller.sim.actuators import Actuators, MotorFigures, envelope
 from controller.sim.bridge import WireBridge
+from controller.sim.faults import Fault, FaultInjector
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.model import physics_path
 from controller.sim.own_model import model_joints
@@ -93,8 +94,9 @@ class PhysicsRobot:
         changes = self.world.actuator_changes()
         self.actuators = None if changes is None else self._real_actuators(changes)
         self.tau = np.zeros(cfg.num_joints)
+        self.faults = FaultInjector(cfg.num_joints)
         self.step_ns = 0
-        self.battery_voltage = float(cfg.sim.get("battery_voltage", 25.2))
+        self.battery_voltage = self.full_voltage = float(cfg.sim.get("battery_voltage", 25.2))
         self.bridge = WireBridge(cfg)     # joint_state out, joint_cmd in: the robot's convention
         self.imu_msg = msgs.imu_t()
         self.state_msg = msgs.sim_state_t()
@@ -116,6 +118,11 @@ class PhysicsRobot:
         return Actuators(f, mm.plain_to_wire(self.limit), mm.plain_to_wire(f.knee_speed),
                          mm.plain_to_wire(f.no_load_speed), mm.plain_to_wire(f.backlash),
                          m.opt.timestep, self.data.qpos[self.qadr].copy())
+
+    def inject(self, fault: Fault) -> None:
+        """Break a part now (controller/sim/faults.py)."""
+        self.faults.add(fault, float(self.data.time))
+        self.faults.update(self)
 
     def place_obstacle(self, there: bool = True) -> None:
         """Put the world's obstacle (World.obstacle) where it belongs, now (a
@@ -201,6 +208,8 @@ class PhysicsRobot:
         # The driver's law, by MuJoCo at every physics step (model.py's motors):
         # force = tau_ff + kp (q_des - q) + kd (qd_des - qd), clipped.
         ctrl = tau_ff + kp * q_des + kd * qd_des
+        if self.faults.any:
+            ctrl = self._broken(ctrl, kp)
         if self.actuators is None:
             m.actuator_biasprm[act, 1] = -kp
             m.actuator_biasprm[act, 2] = -kd
@@ -211,6 +220,21 @@ class PhysicsRobot:
         self.tau = mm.signed_from_wire(d.actuator_force[act])
         self._measure()
         self.step_ns = time.perf_counter_ns() - started     # what this tick of physics cost
+
+    def _broken(self, ctrl: np.ndarray, kp: np.ndarray) -> np.ndarray:
+        """This tick's broken parts (model order): each driver's law on its
+        own encoder's reading, each motor's torque limit scaled."""
+        f, mm = self.faults, self.model_map
+        f.update(self)
+        offset = mm.signed_to_wire(f.driver_offset(self.q))
+        limit = mm.plain_to_wire(self.limit * f.torque_scale)
+        if self.actuators is not None:
+            self.actuators.limit = limit
+        else:
+            self.model.actuator_forcerange[self.act, 0] = -limit
+            self.model.actuator_forcerange[self.act, 1] = limit
+        self.battery_voltage = self.full_voltage * f.voltage_scale
+        return ctrl - kp * offset
 
     def _step_real(self, ctrl: np.ndarray, kp: np.ndarray, kd: np.ndarray) -> None:
         """One tick through the real motors (controller/sim/actuators.py),
@@ -243,6 +267,8 @@ class PhysicsRobot:
         a = self.actuators
         if a is not None:
             q = a.encoder(self.model_map.positions_from_wire(a.rotor))
+        if self.faults.any:
+            q = q + self.faults.encoder_offset
         self.sensors.measure(q, self.qd, self.tau, d.qpos[3:7].copy(), d.qvel[3:6].copy(),
                              accel)
 

@@ -32,6 +32,7 @@ from controller.robot.config.motions import MotionsConfig
 from controller.robot.config.reader import load_yaml
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
+from controller.sim.faults import Fault
 from controller.sim.mjcf import has_model
 from controller.sim.motion_path import commanded_path
 from controller.sim.progress import Progress
@@ -56,6 +57,7 @@ class Marks:
     push: int | None = None       # the first trace row after the (last) push
     script: int | None = None     # the first trace row after the (last) `script:` step
     goal: int | None = None       # the last trace row before the goal arrived
+    fault: int | None = None      # the first trace row after a part broke (`fault:`)
     goal_target: tuple[float, float, float] = (0.0, 0.0, 0.0)   # x, y, yaw in the robot's frame then
 
 
@@ -241,7 +243,7 @@ def _run(row: Row) -> None:
     marks = Marks()
     for step in spec["steps"]:
         fields = {k: resolve(cfg, v, f"{row.name}: {k}") for k, v in step.items()
-                  if k not in ("s", "heartbeat", "push", "goal", "upload", "random", "script")}
+                  if k not in ("s", "heartbeat", "push", "goal", "upload", "random", "script", "fault")}
         if "script" in step:
             trial.send_script(str(step["script"]), SCRIPT_REQUEST_ID)
             marks.script = len(trial.trace.t)
@@ -249,6 +251,9 @@ def _run(row: Row) -> None:
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
             marks.push = len(trial.trace.t)
+        if "fault" in step:
+            trial.robot.inject(Fault.from_spec(step["fault"], list(cfg.joint_names), list(cfg.legs), row.name))
+            marks.fault = len(trial.trace.t)
         if "goal" in step:
             _send_goal(trial, step["goal"], step["s"], marks)
         if "random" in step:
@@ -545,7 +550,22 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m.update(belief_errors(np.array(tr.odometry[start:]), np.array(tr.estimate[start:]),
                            pos[:, :2], yaw, np.array(tr.velocity[start:])[:, :2]))
     m.update(event_metrics(trial, marks or Marks(), command))
+    if marks is not None and marks.fault is not None:
+        m.update(fault_metrics(trial, marks.fault, cfg))
     return m
+
+
+def fault_metrics(trial: Trial, mark: int, cfg: Any) -> dict[str, float]:
+    """After a part broke (`fault:`): fault_detected_s (to the controller's
+    damper or stop; inf: never), fault_tilt (the worst tilt after), and
+    fault_drop (how far the trunk fell below its height then)."""
+    tr, dt = trial.trace, trial.cfg.dt
+    seen = np.flatnonzero(tr.tripped[mark:])
+    rpy = np.array(tr.rpy[mark:])
+    tilt = np.max(np.abs(rpy[:, :2]), axis=1)     # as the other metrics measure it
+    z = np.array(tr.position[mark:])[:, 2]
+    return {"fault_detected_s": float(seen[0] * dt) if len(seen) else math.inf,
+            "fault_tilt": float(tilt.max()), "fault_drop": float(z[0] - z.min())}
 
 
 def in_frame(d: np.ndarray, heading: float) -> np.ndarray:

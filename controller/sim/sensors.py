@@ -86,6 +86,10 @@ class Sensors:
         self.delay = config.delay_ticks if on else 0
         self.line: deque[Reading] = deque(maxlen=self.delay + 1)
         self.sigma: np.ndarray | None = None
+        # Broken sensors (controller/sim/faults.py): joint readings held at a
+        # value, and the whole imu sample held at its last.
+        self.hold_q: dict[int, float] = {}
+        self.hold_imu = False
 
     def _sigmas(self, n: int) -> np.ndarray:
         """Per drawn number: roll, pitch, n angles, n speeds, 3 gyro, 3 accel."""
@@ -105,14 +109,20 @@ class Sensors:
         self.yaw_drift += self.bias[2] * self.dt
         seen = quat_multiply(small_rotation(0.0, 0.0, self.yaw_drift), quaternion)
         seen = quat_multiply(seen, small_rotation(e[0], e[1], 0.0))
+        q_seen = q + e[2:2 + n]
+        for j, held in self.hold_q.items():
+            q_seen[j] = held
         reading = Reading(
-            q=q + e[2:2 + n],
+            q=q_seen,
             qd=qd + e[2 + n:2 + 2 * n],
             tau=tau.copy(),
             quaternion=seen / np.linalg.norm(seen),
             gyro=gyro + self.bias + e[2 + 2 * n:5 + 2 * n],
             accel=accel + e[5 + 2 * n:8 + 2 * n],
         )
+        if self.hold_imu and self.line:
+            last = self.line[-1]
+            reading = Reading(reading.q, reading.qd, reading.tau, last.quaternion, last.gyro, last.accel)
         if not self.line:
             self.line.extend([reading] * (self.delay + 1))
         else:

@@ -16,6 +16,7 @@ import numpy as np
 
 from controller import msgs
 from controller.core.controller import Controller
+from controller.core.fsm import EDAMP, ESTOP
 from controller.robot.angles import quat_to_rotation
 from controller.robot.config import Config
 from controller.sim.physics import PhysicsRobot
@@ -57,6 +58,7 @@ class Trace:
     odometry: list[tuple[float, float, float]] = field(default_factory=list)   # ctl.odom x, y, yaw
     estimate: list[np.ndarray] = field(default_factory=list)   # estimated world (vx, vy); NaN without
     fall_seen: list[bool] = field(default_factory=list)     # the controller detected a fall this tick
+    tripped: list[bool] = field(default_factory=list)       # the controller damps or stops for a fault
     stiff: list[bool] = field(default_factory=list)         # some joint's kp is not zero
 
 
@@ -202,6 +204,7 @@ class Trial:
         tr.odometry.append((odom.x, odom.y, odom.yaw))
         tr.estimate.append(est.velocity[:2].copy() if est is not None else np.full(2, np.nan))
         tr.fall_seen.append(self.ctl.fsm.fell)
+        tr.tripped.append(self.ctl.fsm.operating in (EDAMP, ESTOP))
         tr.stiff.append(bool(np.any(self.ctl.kernel.kp > 0.0)))
         if response is not None:
             r = msgs.robot_control_response_lcmt.decode(bytes(response))

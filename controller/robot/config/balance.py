@@ -15,9 +15,24 @@ from typing import Any
 
 import numpy as np
 
-from controller.motion.terrain import TerrainConfig
 from controller.robot.config.reader import ConfigError, Reader
 from controller.robot.mass_properties import BodyFigures, stand_body
+
+
+@dataclass(frozen=True)
+class TerrainConfig:
+    """`balance.terrain`: blind terrain adaptation (controller/motion/terrain.py)."""
+    pitch_limit: float = 0.4      # rad: the most the body pitches with the ground
+    dead_band: float = 0.05       # ground slope (tan, filtered) taken as flat
+    filter_s: float = 0.3         # s: the ground slope's low-pass time constant
+    stumble_lag: float = 0.03     # m: a swing foot this far behind its target is held back
+    stumble_apex: float = 0.12    # m: the swing height after a stumble
+    adapt_s: float = 2.0          # s: swings stay that high this long after one
+    reach_down: float = 0.12      # m: the furthest a foot reaches below the plane for the ground
+    reach_rate: float = 0.5       # m/s: how fast it reaches
+    load: float = 12.0            # N: a foot pressing this hard is on the ground
+
+
 
 BODY_KEYS = ("mass", "inertia", "com_offset")   # derived from the physics figures when missing
 

@@ -7,6 +7,22 @@ from controller.robot.config.reader import Reader
 
 
 @dataclass(frozen=True)
+class SensorLimits:
+    """Broken parts the readings show (controller/core/sensor_watch.py)."""
+    encoder_jump_rad: float = 0.25
+    encoder_freeze_ms: float = 100.0
+    encoder_freeze_error_rad: float = 0.1
+    torque_ms: float = 60.0
+    torque_share: float = 0.6
+    torque_min: float = 3.0           # N m
+    torque_speed: float = 10.0        # rad/s
+    imu_freeze_ms: float = 50.0
+    battery_critical_v: float = 0.0   # V; 0: not checked
+    battery_ms: float = 500.0
+
+
+
+@dataclass(frozen=True)
 class SafetyConfig:
     """Faults of the robot side that put the robot in the damper (EDAMP) on
     their own (docs/RELIABILITY.md): the joint_state stream stopping, the
@@ -22,6 +38,8 @@ class SafetyConfig:
     lift_load: float = 0.15
     land_load: float = 0.6
     lift_ms: float = 100.0
+    # Broken parts the readings show (controller/core/sensor_watch.py).
+    sensors: SensorLimits = SensorLimits()
 
 
 def load_safety(r: Reader) -> SafetyConfig:
@@ -39,4 +57,21 @@ def load_safety(r: Reader) -> SafetyConfig:
         lift_load=sr.number("lift_load", 0.0, 1.0, d.lift_load),
         land_load=sr.number("land_load", 0.0, 1.0, d.land_load),
         lift_ms=sr.number("lift_ms", 2.0, 5000.0, d.lift_ms),
+        sensors=_sensor_limits(sr),
+    )
+
+
+def _sensor_limits(sr: Reader) -> SensorLimits:
+    d = SensorLimits()
+    return SensorLimits(
+        encoder_jump_rad=sr.number("encoder_jump_rad", 0.01, 6.3, d.encoder_jump_rad),
+        encoder_freeze_ms=sr.number("encoder_freeze_ms", 4.0, 10000.0, d.encoder_freeze_ms),
+        encoder_freeze_error_rad=sr.number("encoder_freeze_error_rad", 0.0, 6.3, d.encoder_freeze_error_rad),
+        torque_ms=sr.number("torque_ms", 4.0, 10000.0, d.torque_ms),
+        torque_share=sr.number("torque_share", 0.0, 1.0, d.torque_share),
+        torque_min=sr.number("torque_min", 0.0, 1000.0, d.torque_min),
+        torque_speed=sr.number("torque_speed", 0.0, 1000.0, d.torque_speed),
+        imu_freeze_ms=sr.number("imu_freeze_ms", 4.0, 10000.0, d.imu_freeze_ms),
+        battery_critical_v=sr.number("battery_critical_v", 0.0, 1000.0, d.battery_critical_v),
+        battery_ms=sr.number("battery_ms", 2.0, 60000.0, d.battery_ms),
     )

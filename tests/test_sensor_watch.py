@@ -1,0 +1,140 @@
+"""Broken parts only the readings show (controller/core/sensor_watch.py),
+each check at its bound on made-up readings, and each broken part injected
+into the physics body (controller/sim/faults.py) found by the controller
+from joint_state and imu alone."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from controller.core.fsm import EDAMP
+from controller.core.sensor_watch import DEAD_SHARE, SensorWatch
+from controller.robot.config import SafetyConfig, load_config
+from controller.robot.config.safety import SensorLimits
+from controller.robot.resources import CONFIG_DIR
+from controller.sim.faults import Fault
+from controller.sim.trial import Trial
+
+N = 3
+NAMES = ["a", "b", "c"]
+HZ = 500.0
+Z = np.zeros(N)
+
+
+def watch(**limits: float) -> SensorWatch:
+    return SensorWatch(SensorLimits(**limits), NAMES, np.full(N, 12.0), 1.0, HZ)
+
+
+def held(w: SensorWatch, q: np.ndarray, pos: np.ndarray, tau: np.ndarray, ticks: int,
+         kp: float = 20.0, qd: np.ndarray = Z, drift: float = 0.0):
+    """`ticks` ticks of these readings (the angles moving by `drift` a tick)."""
+    found = None
+    for k in range(ticks):
+        found = w.joints(q + drift * k, qd, tau, pos, Z, np.full(N, kp), Z, Z) or found
+        if found:
+            return found
+    return found
+
+
+def test_a_reading_that_moves_further_in_a_tick_than_the_bound_is_an_encoder_jump() -> None:
+    w = watch(encoder_jump_rad=0.25)
+    q = np.array([0.1, 0.2, 0.3])
+    assert w.joints(q, Z, Z, q, Z, Z, Z, Z) is None
+    assert w.joints(q + [0.0, 0.249, 0.0], Z, Z, q, Z, Z, Z, Z) is None
+    found = w.joints(q + [0.0, 0.249 + 0.251, 0.0], Z, Z, q, Z, Z, Z, Z)
+    assert found is not None and found.event == "encoder_jump" and found.joint == 1
+
+
+def test_a_stiff_reading_repeating_to_the_bit_away_from_its_target_is_a_frozen_encoder() -> None:
+    ticks = int(100.0 / 1000 * HZ)
+    q = np.array([0.5, 0.5, 0.5])
+    pos = q + [0.0, 0.0, 0.15]
+    tau = np.array([0.0, 0.0, 3.0])            # the law's 20 x 0.15: a healthy motor
+    assert held(watch(), q, pos, tau, ticks) is None          # ticks - 1 repeats: not yet
+    found = held(watch(), q, pos, tau, ticks + 1)
+    assert found is not None and found.event == "encoder_frozen" and found.joint == 2
+    assert held(watch(), q, q + 0.05, tau * 0.05 / 0.15, 3 * ticks) is None   # near its target: a still joint
+    assert held(watch(), q, pos, tau, 3 * ticks, kp=0.5) is None                 # limp: not checked
+
+
+def test_a_motor_giving_under_the_share_of_what_its_law_asks_over_the_window_is_weak() -> None:
+    ticks = int(60.0 / 1000 * HZ)
+    q = np.zeros(N)
+    pos = np.array([0.0, 0.25, 0.0])           # the law asks 20 x 0.25 = 5 N m of b
+    for share, weak in [(0.61, False), (0.59, True)]:
+        tau = np.array([0.0, 5.0 * share, 0.0])
+        w = watch()
+        found = None
+        for k in range(ticks + 5):
+            found = w.joints(q + 1e-6 * k, Z, tau, pos, Z, np.full(N, 20.0), Z, Z)
+            if found:
+                break
+        assert (found is not None and found.event == "motor_weak" and found.joint == 1) == weak, share
+    # Fast, a real motor may give less: not counted, unless it gives nothing.
+    fast = np.array([0.0, 20.0, 0.0])
+    assert held(watch(), q, pos, np.array([0.0, 2.0, 0.0]), 3 * ticks, qd=fast, drift=1e-6) is None
+    found = held(watch(), q, pos, np.array([0.0, 5.0 * DEAD_SHARE * 0.9, 0.0]), ticks + 1, qd=fast, drift=1e-6)
+    assert found is not None and found.event == "motor_weak"
+
+
+def test_an_imu_repeating_itself_while_the_joints_move_is_frozen_and_standing_still_is_not() -> None:
+    ticks = int(50.0 / 1000 * HZ)
+    quat, gyro, accel = np.array([1.0, 0, 0, 0]), np.zeros(3), np.array([0, 0, 9.81])
+    w = watch()
+    for _ in range(3 * ticks):
+        assert w.imu(quat, gyro, accel, np.zeros(N)) is None    # a robot lying perfectly still
+    w = watch()
+    found = None
+    for k in range(ticks + 2):
+        found = w.imu(quat, gyro, accel, np.full(N, 0.001 * k)) or found
+    assert found is not None and found.event == "imu_frozen"
+
+
+def test_the_battery_under_its_critical_voltage_for_its_time_is_found() -> None:
+    ticks = int(500.0 / 1000 * HZ)
+    w = watch(battery_critical_v=19.8)
+    assert all(w.battery(19.7) is None for _ in range(ticks - 1))
+    assert w.battery(19.7) is not None
+    assert all(watch().battery(5.0) is None for _ in range(2 * ticks))    # 0 V: not checked
+
+
+def test_the_default_checks_do_not_fire_on_the_sims_own_trot_and_stand() -> None:
+    """The bounds against the body's normal life (the full scorecard runs
+    them on every shipped row): a stand, a trot, a fast trot, a turn."""
+    cfg = load_config(CONFIG_DIR / "cyberdog2.yaml")
+    t = Trial(cfg)
+    t.send(12)
+    t.run(3)
+    for vx, wz in [(0.5, 0.0), (1.2, 0.0), (0.3, 1.5)]:
+        t.send(11, gait_id=3, vel_des=[vx, 0, wz], step_height=[0.06, 0.06])
+        t.run(3)
+    assert t.ctl.last_reported[2] != EDAMP, t.ctl.counters.last_error
+
+
+@pytest.mark.parametrize("spec, event", [
+    ({"kind": "motor_dead", "joint": "FR_knee"}, "motor_weak"),
+    ({"kind": "encoder_jump", "joint": "FR_hip", "rad": 0.3}, "encoder"),
+    ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder"),
+    ({"kind": "imu_freeze"}, "imu"),
+])
+def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict, event: str) -> None:
+    cfg = load_config(CONFIG_DIR / "cyberdog2.yaml")
+    t = Trial(cfg)
+    t.send(12)
+    t.run(3)
+    t.send(11, gait_id=3, vel_des=[0.5, 0, 0], step_height=[0.06, 0.06])
+    t.run(2.3)
+    t.robot.inject(Fault.from_spec(spec, list(cfg.joint_names), list(cfg.legs), "test"))
+    ticks = 0
+    while ticks < 250 and t.ctl.last_reported[2] != EDAMP:
+        t.tick()
+        ticks += 1
+    print(f"{spec['kind']}: found after {ticks} ticks: {t.ctl.counters.last_error}")
+    assert t.ctl.last_reported[2] == EDAMP
+    assert event in t.ctl.counters.last_error or event.replace("_", " ") in t.ctl.counters.last_error \
+        or spec.get("joint", "imu") in t.ctl.counters.last_error
+
+
+def test_safety_config_carries_the_limits() -> None:
+    assert SafetyConfig().sensors == SensorLimits()
+    assert load_config(CONFIG_DIR / "cyberdog2.yaml").safety.sensors.battery_critical_v == 19.8
