@@ -254,10 +254,15 @@ class Locomotion(Behaviour):
         the MPC's reference from the next tick."""
         gen, body, terrain = self.gen, ctx.body, self.terrain
         assert body is not None and self.balance is not None and gen.gait is not None
+        if self.motion_gait(gen.gait.id):     # the dances and user gaits: shows on a floor, as written
+            if terrain.started:
+                terrain.reset()
+                gen.apex_floor = 0.0
+                self.balance.terrain_pitch = 0.0
+            return feet
         terrain.observe(body.rot, body.feet, body.force, gen)
         feet = terrain.feet(feet, gen.pitch)
-        if not self.motion_gait(gen.gait.id):
-            terrain.stumble(feet, body.feet, gen)
+        terrain.stumble(feet, body.feet, gen)
         gen.apex_floor = terrain.apex_floor
         self.balance.terrain_pitch = terrain.pitch
 

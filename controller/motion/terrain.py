@@ -23,7 +23,9 @@ Each tick, with the state estimate's feet (body frame) and orientation:
   reaches further down, `reach_rate` m/s, at most `reach_down` below the
   plane, until it finds the ground (a stair down, a curb's far side).
 
-Every figure is the config's `balance.terrain` (docs/CONFIG.md).
+It runs in the ordinary gaits; the motion and user gaits (dances, shows
+written for a floor) run as written. Every figure is the config's
+`balance.terrain` (docs/CONFIG.md).
 """
 from __future__ import annotations
 

@@ -366,18 +366,47 @@ def _figure(cfg: Any, name: str, axis: int, where: str) -> float:
 def _random_commands(trial: Trial, cfg: Any, fields: dict[str, Any], spec: dict[str, Any],
                      seconds: float, row: str) -> None:
     """A step's `random: {seed, hold}`: for `seconds`, the step's command
-    with a new vel_des every `hold` s, uniform inside the walk's window."""
-    unknown = sorted(set(spec) - {"seed", "hold"})
+    with a new vel_des every `hold` s, uniform inside the walk's window (or
+    `min`/`max`, per axis). `push: v` shoves the body every `push_every` s
+    (8 by default) at a speed uniform in [v/4, v] (m/s), in a random
+    horizontal direction. `leash: r`: the client turns the robot back toward
+    its start while it is more than r m away (the test's client, not the
+    controller, looks at where the body is: the terrain is only so big)."""
+    unknown = sorted(set(spec) - {"seed", "hold", "min", "max", "push", "push_every", "leash"})
     if unknown or "mode" not in fields:
-        raise ConfigError(f"{CARD}: {row}: random: want a mode and {{seed, hold}}, not {unknown}")
+        raise ConfigError(f"{CARD}: {row}: random: want a mode and {{seed, hold, min, max, push, "
+                          f"push_every, leash}}, not {unknown}")
     rng = np.random.default_rng(int(spec.get("seed", 0)))
-    lo = np.array([_figure(cfg, "walk_min", i, row) for i in range(3)])
-    hi = np.array([_figure(cfg, "walk_max", i, row) for i in range(3)])
+    lo = np.array(spec["min"], dtype=float) if "min" in spec else \
+        np.array([_figure(cfg, "walk_min", i, row) for i in range(3)])
+    hi = np.array(spec["max"], dtype=float) if "max" in spec else \
+        np.array([_figure(cfg, "walk_max", i, row) for i in range(3)])
     hold = float(spec.get("hold", 2.0))
-    left = seconds
+    push, every = float(spec.get("push", 0.0)), float(spec.get("push_every", 8.0))
+    leash = float(spec.get("leash", math.inf))
+    start = trial.robot.data.qpos[0:2].copy()
+    left, since_push = seconds, 0.0
     while left > 1e-9:
-        trial.send(**{**fields, "vel_des": rng.uniform(lo, hi).tolist()})
-        trial.run(min(hold, left))
+        v = rng.uniform(lo, hi)
+        away = trial.robot.data.qpos[0:2] - start
+        if float(np.hypot(*away)) > leash:        # walk back toward the start
+            yaw = trial.robot.truth().rpy[2]
+            back = in_frame(-away / np.hypot(*away), yaw)
+            v[:2] = back * hi[0] * 0.6
+            v[2] = 0.0
+        trial.send(**{**fields, "vel_des": v.tolist()})
+        run = min(hold, left)
+        if push > 0.0 and since_push + run >= every:
+            first = max(0.0, every - since_push)
+            trial.run(first)
+            angle = rng.uniform(0.0, 2.0 * math.pi)
+            speed = rng.uniform(push / 4.0, push)
+            trial.robot.data.qvel[0:2] += speed * np.array([math.cos(angle), math.sin(angle)])
+            trial.run(run - first)
+            since_push = run - first
+        else:
+            trial.run(run)
+            since_push += run
         left -= hold
 
 
