@@ -5,6 +5,7 @@ motor constants."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -44,15 +45,16 @@ def test_cyberdog2s_envelope_comes_from_its_published_motor_constants() -> None:
 
 def test_motor_figures_refuse_what_cannot_be() -> None:
     base = {"knee_speed": 20.0, "no_load_speed": 30.0}
-    for bad in [{"knee_speed": 30.0}, {"delay_s": 0.006}, {"encoder_resolution": -1.0},
-                {"backlash": [0.1, 0.2]}, {"warp": 1}]:
+    bads: list[dict[str, Any]] = [{"knee_speed": 30.0}, {"delay_s": 0.006}, {"encoder_resolution": -1.0},
+                                  {"backlash": [0.1, 0.2]}, {"warp": 1}]
+    for bad in bads:
         with pytest.raises(ConfigError, match="motor"):
             MotorFigures.load(CFG, base, bad, CONFIG_DIR)
     with pytest.raises(ConfigError, match="no_load_speed"):
         MotorFigures.load(CFG, {"delay_s": 0.002}, {}, CONFIG_DIR)
 
 
-def _floating(world: dict) -> PhysicsRobot:
+def _floating(world: dict[str, Any]) -> PhysicsRobot:
     """CyberDog 2 in the air without gravity: its joints move freely."""
     robot = PhysicsRobot(QUIET, World.from_spec(world, "test"))
     robot.model.opt.gravity[:] = 0.0

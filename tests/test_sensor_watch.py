@@ -4,11 +4,13 @@ into the physics body (controller/sim/faults.py) found by the controller
 from joint_state and imu alone."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from controller.core.fsm import EDAMP
-from controller.core.sensor_watch import DEAD_SHARE, SensorWatch
+from controller.core.sensor_watch import DEAD_SHARE, Finding, SensorWatch
 from controller.robot.config import SafetyConfig, load_config
 from controller.robot.config.safety import SensorLimits
 from controller.robot.resources import CONFIG_DIR
@@ -26,7 +28,7 @@ def watch(**limits: float) -> SensorWatch:
 
 
 def held(w: SensorWatch, q: np.ndarray, pos: np.ndarray, tau: np.ndarray, ticks: int,
-         kp: float = 20.0, qd: np.ndarray = Z, drift: float = 0.0):
+         kp: float = 20.0, qd: np.ndarray = Z, drift: float = 0.0) -> Finding | None:
     """`ticks` ticks of these readings (the angles moving by `drift` a tick)."""
     found = None
     for k in range(ticks):
@@ -117,7 +119,7 @@ def test_the_default_checks_do_not_fire_on_the_sims_own_trot_and_stand() -> None
     ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder"),
     ({"kind": "imu_freeze"}, "imu"),
 ])
-def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict, event: str) -> None:
+def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict[str, Any], event: str) -> None:
     cfg = load_config(CONFIG_DIR / "cyberdog2.yaml")
     t = Trial(cfg)
     t.send(12)

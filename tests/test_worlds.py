@@ -4,6 +4,7 @@ built model (rays cast down onto it, contacts, masses)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -119,9 +120,11 @@ def test_a_soft_floor_sets_the_grounds_contact_softness() -> None:
 
 
 def test_worlds_refuse_what_cannot_be_built_and_name_the_known_ones() -> None:
-    for bad in [{"stairs": [0.1, 0.25]}, {"stairs": [0.1, 0.25, 2.5]}, {"across": True},
-                {"rough": [0.02, 0.01, 1]}, {"patches": [[0, 1, 1]]}, {"payload": [-0.1, 0, 0, 0]},
-                {"drop": 0.1, "stairs": [-0.1, 0.25, 3]}, {"curb": [0.05, 0]}, {"across": 1, "slope": 5}]:
+    bads: list[dict[str, Any]] = [{"stairs": [0.1, 0.25]}, {"stairs": [0.1, 0.25, 2.5]}, {"across": True},
+                                  {"rough": [0.02, 0.01, 1]}, {"patches": [[0, 1, 1]]}, {"payload": [-0.1, 0, 0, 0]},
+                                  {"drop": 0.1, "stairs": [-0.1, 0.25, 3]}, {"curb": [0.05, 0]},
+                                  {"across": 1, "slope": 5}, {"rough": [0.01, 0.2, 1, 30.0]}]
+    for bad in bads:
         with pytest.raises(ConfigError, match="world"):
             World.from_spec(bad, "test")
     with pytest.raises(ConfigError, match="stairs_10cm_up"):

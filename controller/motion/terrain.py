@@ -30,14 +30,23 @@ written for a floor) run as written. Every figure is the config's
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from controller.robot.config.balance import TerrainConfig
 
-if TYPE_CHECKING:      # the config imports this module's TerrainConfig; gait.py imports the config
-    from controller.motion.gait import GaitGenerator
+
+class Swings(Protocol):
+    """What the adapter reads and writes of the gait generator (gait.py)."""
+    swinging: np.ndarray
+    swing_tick: np.ndarray
+    swing_ticks: np.ndarray
+    lift: np.ndarray
+    landing: np.ndarray
+    swing_apex: np.ndarray
+
+    def airborne(self) -> np.ndarray: ...
 
 REWIND_SHARE = 0.3       # a stumbling swing starts over from this share of its run (rising)
 STUMBLE_FROM, STUMBLE_TO = 0.25, 0.9    # the share of a swing a stumble is looked for in
@@ -74,7 +83,7 @@ class TerrainAdapter:
         """The body pitch the ground asks for (rad, > 0 nose down)."""
         return -math.atan(self.slope[0])
 
-    def observe(self, rot: np.ndarray, feet: np.ndarray, force: np.ndarray, gen: GaitGenerator) -> None:
+    def observe(self, rot: np.ndarray, feet: np.ndarray, force: np.ndarray, gen: Swings) -> None:
         """Move the footholds and the plane on by this tick's measurement."""
         rel = feet @ rot.T
         airborne = gen.airborne()
@@ -129,7 +138,7 @@ class TerrainAdapter:
         out[:, 2] = s * x + c * z
         return out
 
-    def stumble(self, target: np.ndarray, measured: np.ndarray, gen: GaitGenerator) -> None:
+    def stumble(self, target: np.ndarray, measured: np.ndarray, gen: Swings) -> None:
         """Retract and lift again a swing foot held back (body frame feet)."""
         if self.adapt_ticks > 0:
             self.adapt_ticks -= 1

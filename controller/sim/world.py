@@ -67,9 +67,10 @@ class World:
     drop: the robot starts on a platform this high that ends `at` m ahead.
     stairs: [rise, run, count] m, m, steps from `at` (rise > 0 up to a
     landing, < 0 down from a platform the robot starts on). rough: [rms,
-    correlation length, seed]: a heightfield of Gaussian heights with this
-    RMS (m) and correlation length (m, where the correlation falls to 1/e),
-    flat at the start. patches: [[friction, at, length], ...], slippery
+    correlation length, seed (, reach)]: a heightfield of Gaussian heights
+    with this RMS (m) and correlation length (m, where the correlation falls
+    to 1/e), flat at the start, reaching 3 m behind, 9 m ahead and 3 m to
+    each side (or `reach` m every way). patches: [[friction, at, length], ...], slippery
     sheets across the path. soft: [time constant s, damping ratio], the
     ground's contact softness (MuJoCo's solref; default 0.02, 1).
     payload: [share of the robot's mass, x, y, z]: a block that heavy fixed
@@ -140,7 +141,7 @@ class World:
         starts = [self.drop > 0, self.slope < 0 and not self.across, bool(self.stairs) and self.stairs[0] < 0]
         if sum(starts) > 1:
             return "a drop, a downhill slope and stairs down each need the start platform: one at a time"
-        shapes = {"curb": (self.curb, 2), "stairs": (self.stairs, 3), "rough": (self.rough, 3),
+        shapes = {"curb": (self.curb, 2), "stairs": (self.stairs, 3), "rough": (self.rough, len(self.rough)),
                   "soft": (self.soft, 2), "payload": (self.payload, 4), "obstacle": (self.obstacle, 6)}
         for key, (value, n) in shapes.items():
             if value and len(value) != n:
@@ -150,8 +151,10 @@ class World:
         if self.stairs and (self.stairs[0] == 0 or self.stairs[1] <= 0 or self.stairs[2] < 1
                             or self.stairs[2] != int(self.stairs[2])):
             return "stairs is [rise (> 0 up, < 0 down), run > 0, a whole count >= 1]"
-        if self.rough and (self.rough[0] < 0 or self.rough[1] < 2 * ROUGH_CELL):
-            return f"rough is [rms >= 0, correlation length >= {2 * ROUGH_CELL} m, seed]"
+        if self.rough and (len(self.rough) not in (3, 4) or self.rough[0] < 0 or self.rough[1] < 2 * ROUGH_CELL
+                           or len(self.rough) == 4 and not 1.0 <= self.rough[3] <= 20.0):
+            return (f"rough is [rms >= 0, correlation length >= {2 * ROUGH_CELL} m, seed] and "
+                    "optionally [..., reach 1-20 m each way]")
         if any(len(p) != 3 or p[0] <= 0 or p[2] <= 0 for p in self.patches):
             return "each patch is [friction > 0, at, length > 0]"
         if self.soft and (self.soft[0] <= 0 or self.soft[1] <= 0):
@@ -373,6 +376,14 @@ def _terrain_box(spec: Any, name: str, centre: np.ndarray, half: np.ndarray, til
         contype=floor.contype, conaffinity=floor.conaffinity, friction=list(floor.friction), rgba=GROUND_RGBA)
 
 
+def rough_extent(rough: tuple[float, ...]) -> tuple[float, float, float]:
+    """How far the rough ground reaches behind, ahead and to each side of
+    the start (m): a fourth number in `rough` is all three."""
+    if len(rough) > 3:
+        return rough[3], rough[3], rough[3]
+    return ROUGH_BEHIND, ROUGH_AHEAD, ROUGH_HALF_WIDTH
+
+
 @lru_cache(maxsize=8)
 def rough_heights(rough: tuple[float, ...]) -> tuple[np.ndarray, float]:
     """The rough ground's heights (rows along y, columns along x, m above
@@ -381,16 +392,17 @@ def rough_heights(rough: tuple[float, ...]) -> tuple[np.ndarray, float]:
     (a white field smoothed by a Gaussian kernel, whose autocorrelation
     falls to 1/e at twice the kernel's sigma), blended to flat near the
     start."""
-    rms, correlation, seed = rough
-    nx = int(round((ROUGH_BEHIND + ROUGH_AHEAD) / ROUGH_CELL)) + 1
-    ny = int(round(2 * ROUGH_HALF_WIDTH / ROUGH_CELL)) + 1
+    rms, correlation, seed = rough[:3]
+    behind, ahead, half_width = rough_extent(rough)
+    nx = int(round((behind + ahead) / ROUGH_CELL)) + 1
+    ny = int(round(2 * half_width / ROUGH_CELL)) + 1
     white = np.random.default_rng(int(seed)).standard_normal((ny, nx))
     sigma = correlation / 2.0 / ROUGH_CELL            # kernel sigma in cells
     ky = np.fft.fftfreq(ny)[:, None] * 2 * np.pi
     kx = np.fft.fftfreq(nx)[None, :] * 2 * np.pi
     field = np.real(np.fft.ifft2(np.fft.fft2(white) * np.exp(-0.5 * sigma ** 2 * (kx ** 2 + ky ** 2))))
     field *= rms / max(float(np.std(field)), 1e-12)
-    x = np.linspace(-ROUGH_BEHIND, ROUGH_AHEAD, nx)
+    x = np.linspace(-behind, ahead, nx)
     r = np.clip((np.abs(x) - ROUGH_FLAT) / ROUGH_BLEND, 0.0, 1.0)
     blend = r * r * (3 - 2 * r)                       # smoothstep: 0 at the start, 1 beyond
     field = field * blend[None, :]
@@ -401,11 +413,12 @@ def rough_heights(rough: tuple[float, ...]) -> tuple[np.ndarray, float]:
 def _rough_ground(spec: Any, rough: tuple[float, ...], floor: Any) -> Any:
     heights, _ = rough_heights(rough)
     top = max(float(heights.max()), 1e-6)
-    hx, hy = (ROUGH_BEHIND + ROUGH_AHEAD) / 2, ROUGH_HALF_WIDTH
+    behind, ahead, hy = rough_extent(rough)
+    hx = (behind + ahead) / 2
     field = spec.add_hfield(name="terrain_rough", size=[hx, hy, top, ROUGH_BASE],
                             nrow=heights.shape[0], ncol=heights.shape[1],
                             userdata=(heights / top).ravel().tolist())
     return spec.worldbody.add_geom(
         name="terrain_rough", type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=field.name,
-        pos=[hx - ROUGH_BEHIND, 0.0, 0.0], contype=floor.contype, conaffinity=floor.conaffinity,
+        pos=[hx - behind, 0.0, 0.0], contype=floor.contype, conaffinity=floor.conaffinity,
         friction=list(floor.friction), rgba=GROUND_RGBA)
