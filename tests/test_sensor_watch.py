@@ -9,8 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from controller import msgs
+from controller.core.controller import FOUND_BITS, FOUND_ENCODER, FOUND_MOTOR, MOTOR_OFFLINE
 from controller.core.fsm import EDAMP
 from controller.core.sensor_watch import DEAD_SHARE, Finding, SensorWatch
+from controller.protocol.goal_codes import EventKind
 from controller.robot.config import SafetyConfig, load_config
 from controller.robot.config.safety import SensorLimits
 from controller.robot.resources import CONFIG_DIR
@@ -118,23 +121,49 @@ def test_the_default_checks_do_not_fire_on_the_sims_own_trot_and_stand() -> None
     ({"kind": "encoder_jump", "joint": "FR_hip", "rad": 0.3}, "encoder"),
     ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder"),
     ({"kind": "imu_freeze"}, "imu"),
+    ({"kind": "gyro_bias", "axis": 2, "rad_s": 0.2}, "gyro"),
 ])
 def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict[str, Any], event: str) -> None:
+    """Found, damped and reported: last_error, a FAULT motion_event naming
+    the part, and for one joint motiond's bit in its motor_error (response
+    and status), which a new command clears."""
     cfg = load_config(CONFIG_DIR / "cyberdog2.yaml")
-    t = Trial(cfg)
+    seen: list[tuple[str, bytes]] = []
+    t = Trial(cfg, recorder=lambda port, utime, channel, data: seen.append((channel, data)))
     t.send(12)
     t.run(3)
     t.send(11, gait_id=3, vel_des=[0.5, 0, 0], step_height=[0.06, 0.06])
     t.run(2.3)
     t.robot.inject(Fault.from_spec(spec, list(cfg.joint_names), list(cfg.legs), "test"))
     ticks = 0
-    while ticks < 250 and t.ctl.last_reported[2] != EDAMP:
+    while ticks < 1000 and t.ctl.last_reported[2] != EDAMP:
         t.tick()
         ticks += 1
     print(f"{spec['kind']}: found after {ticks} ticks: {t.ctl.counters.last_error}")
     assert t.ctl.last_reported[2] == EDAMP
     assert event in t.ctl.counters.last_error or event.replace("_", " ") in t.ctl.counters.last_error \
         or spec.get("joint", "imu") in t.ctl.counters.last_error
+    for _ in range(60):          # the status goes out at 10 Hz
+        t.tick()
+    events = [msgs.motion_event_t.decode(d) for c, d in seen if c == t.ch["motion_event"]]
+    faults = [e for e in events if e.kind == EventKind.FAULT]
+    assert len(faults) == 1, [(e.kind, e.text) for e in events]
+    assert event in faults[0].text and "damping (EDAMP)" in faults[0].text
+    status = [msgs.controller_status_t.decode(d) for c, d in seen if c == t.ch["status"]][-1]
+    response = [msgs.robot_control_response_lcmt.decode(d) for c, d in seen if c == t.ch["response"]][-1]
+    wire = np.asarray(cfg.joint_names)[t.ctl.joint_map.order]
+    marked = {str(wire[i]) for i, flags in enumerate(status.motor_error) if flags & ~MOTOR_OFFLINE}
+    if "joint" in spec:
+        bit = FOUND_ENCODER if event == "encoder" else FOUND_MOTOR
+        assert faults[0].value == cfg.joint_names.index(spec["joint"])
+        assert marked == {spec["joint"]}
+        assert status.motor_error[list(wire).index(spec["joint"])] & bit
+        assert response.motor_error[list(wire[cfg.leg_indices]).index(spec["joint"])] & bit
+        t.send(12)
+        t.tick()
+        assert not (np.asarray(t.ctl.response.motor_error) & FOUND_BITS).any()
+    else:
+        assert faults[0].value == -1 and not marked
 
 
 def test_safety_config_carries_the_limits() -> None:

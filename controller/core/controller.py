@@ -60,8 +60,9 @@ from controller.core.goals import (
     SpeedProfile,
     to_msg,
 )
+from controller.core.gyro_check import GyroCheck
 from controller.core.odometry import Odometry
-from controller.core.sensor_watch import SensorWatch
+from controller.core.sensor_watch import Finding, SensorWatch
 from controller.logs import RateLimit, debug_enabled, get_logger
 from controller.motion.gait_table import GaitDefinition
 from controller.motion.motions import MotionLibrary
@@ -113,6 +114,12 @@ USER_GAIT_HEADERS = {DEF_HEADER: "def", PARAMS_HEADER: "params"}
 LOCOMOTION = 11
 MOTOR_OFFLINE = 1             # motor_error bit0 (SPEC §5.9): set on every joint while
                               # joint_state is missing
+# motiond's own motor_error bits (bits the driver's word leaves unused,
+# docs/PROTOCOL.md): the sensor watch found this joint's encoder or motor
+# broken; held until a new command replaces the fault's damper.
+FOUND_ENCODER = 1 << 18
+FOUND_MOTOR = 1 << 19
+FOUND_BITS = FOUND_ENCODER | FOUND_MOTOR
 
 
 @dataclass
@@ -294,6 +301,9 @@ class Controller:
         self.imu = Imu()            # the behaviours' view of it (TickContext.imu)
         self.estimator = QuadrupedEstimator(self.kin, len(cfg.legs), cfg.dt, cfg.estimator) \
             if cfg.kind == "quadruped" else None
+        # The gyro against the loaded feet (controller/core/gyro_check.py).
+        self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), self.kin.foot_radius, cfg.dt) \
+            if self.estimator is not None else None
         # A biped's leg odometry (controller/core/biped_estimator.py).
         self.biped = BipedEstimator(cfg.dt) if cfg.kind == "humanoid" else None
         self.soles: tuple[FootPose, FootPose] | None = None   # its measured soles (TickContext)
@@ -673,6 +683,9 @@ class Controller:
             if self.queue.blocks[0] is not self.fault_block:
                 self.queue.replace_all(self.fault_block)
             return
+        if self.queue.blocks[0] is not self.fault_block and (self.motor_error & FOUND_BITS).any():
+            self.motor_error &= ~FOUND_BITS     # a new command took over from the fault's damper
+            self._show_motor_errors()
         motor_fresh = self.motor_msg is not None and now_ns - self.motor_rx_ns < MOTOR_CTRL_LOST_NS
         if motor_fresh and self._outranked_by_script("motor_ctrl", 15):
             motor_fresh = False
@@ -767,6 +780,8 @@ class Controller:
                 or self.fsm.operating in (EDAMP, ESTOP):
             self.tracking.reset()
             self.sensor_watch.reset()
+            if self.gyro_check is not None:
+                self.gyro_check.reset()
             self._fresh_joints = self._fresh_imu = False
             return False
         if self._check_sensors(now_ns):
@@ -797,16 +812,30 @@ class Controller:
             found = watch.imu(self.imu_quat, self.imu_gyro, self.imu_accel, self.q)
         if found is None:
             found = watch.battery(self.battery_v)
+        if found is None and self.gyro_check is not None and self.estimator is not None \
+                and self.estimator.initialised:
+            e = self.estimator
+            lie = self.gyro_check.step(e.gyro, e.rot, e.feet, e.jacobian, *e.joints, e.trust)
+            if lie is not None:
+                found = Finding("gyro_bias", lie)
         self._fresh_joints = self._fresh_imu = False
         if found is None:
             return False
-        fields: dict[str, Any] = {} if found.joint is None else {"joint": self.cfg.joint_names[found.joint]}
-        self._trip(now_ns, found.event, found.text, **fields)
+        fields: dict[str, Any] = {}
+        if found.joint is not None:
+            fields["joint"] = self.cfg.joint_names[found.joint]
+            self.motor_error[found.joint] |= FOUND_ENCODER if found.event.startswith("encoder") \
+                else FOUND_MOTOR
+            self._show_motor_errors()
+        self._trip(now_ns, found.event, found.text, joint_index=found.joint, **fields)
         watch.reset()
+        if self.gyro_check is not None:
+            self.gyro_check.reset()
         self.tracking.reset()
         return True
 
-    def _trip(self, now_ns: int, event: str, text: str, **fields: Any) -> None:
+    def _trip(self, now_ns: int, event: str, text: str, joint_index: int | None = None,
+              **fields: Any) -> None:
         off = self.fsm.mode == 0
         action = "staying OFF" if off else "damping (EDAMP)"
         self.fault_block = Block(mode=0 if off else 7, source=FROM_FAULT)
@@ -815,8 +844,14 @@ class Controller:
         self.counters.last_error = f"{text}: {action} until a new command"
         suppressed = self.limit.allow(event, now_ns)
         if suppressed is not None:
+            # The log line and the FAULT event at the same bounded rate: a
+            # client resending commands into a broken part trips it again each time.
             self.log.warning(event, **fields, action=action, state=self.cfg.fsm.name(self.fsm.mode),
                              suppressed=suppressed)
+            self.events.append(Event(EventKind.FAULT, 0, 0, x=self.odom.x, y=self.odom.y,
+                                     yaw=self.odom.yaw,
+                                     value=-1.0 if joint_index is None else float(joint_index),
+                                     text=f"{event}: {text}: {action}"))
 
     def _joint_state_back(self, now_ns: int, outage_ns: int) -> None:
         self._mark_offline(False)

@@ -123,6 +123,11 @@ class QuadrupedEstimator:
         return self._jacobian
 
     @property
+    def joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """The joint angles and speeds the last step's feet and Jacobians came from."""
+        return self._inputs["q"], self._inputs["qd"]
+
+    @property
     def velocity(self) -> np.ndarray:
         """Body velocity in the world frame."""
         return self.x[3:6]

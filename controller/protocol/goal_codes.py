@@ -30,6 +30,7 @@ class EventKind(enum.IntEnum):
     SCRIPT_STARTED = 6     # script requests (controller/core/director.py)
     SCRIPT_DONE = 7
     FALL = 8               # a humanoid is falling (controller/core/fall.py)
+    FAULT = 9              # a fault damped the robot (controller/core/controller.py _trip)
 
 
 class Reason(enum.IntEnum):

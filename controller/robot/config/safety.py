@@ -19,7 +19,9 @@ class SensorLimits:
     imu_freeze_ms: float = 50.0
     battery_critical_v: float = 0.0   # V; 0: not checked
     battery_ms: float = 500.0
-
+    gyro_bias_rad_s: float = 0.12     # the gyro against the loaded feet; 0: not checked
+    gyro_bias_ms: float = 200.0
+    gyro_window_s: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -74,4 +76,7 @@ def _sensor_limits(sr: Reader) -> SensorLimits:
         imu_freeze_ms=sr.number("imu_freeze_ms", 4.0, 10000.0, d.imu_freeze_ms),
         battery_critical_v=sr.number("battery_critical_v", 0.0, 1000.0, d.battery_critical_v),
         battery_ms=sr.number("battery_ms", 2.0, 60000.0, d.battery_ms),
+        gyro_bias_rad_s=sr.number("gyro_bias_rad_s", 0.0, 10.0, d.gyro_bias_rad_s),
+        gyro_bias_ms=sr.number("gyro_bias_ms", 4.0, 60000.0, d.gyro_bias_ms),
+        gyro_window_s=sr.number("gyro_window_s", 0.05, 60.0, d.gyro_window_s),
     )
