@@ -401,7 +401,7 @@ def test_user_gait_uploads_are_answered_and_bad_ones_refused(rig, text, result):
     data = rig.last_out.get(rig.ch["user_gait_result"])
     assert msgs.file_recv_lcmt.decode(data).result == result
     stored = text if result == 0 else None
-    assert rig.ctl.user_gait.get("def" if "Def" in text else "params") == stored
+    assert rig.ctl.gaits.user_gait.get("def" if "Def" in text else "params") == stored
     assert (rig.ctl.counters.commands_rejected == 1) == (result == 1)
 
 

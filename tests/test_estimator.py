@@ -120,7 +120,7 @@ def test_a_bad_imu_packet_is_dropped_and_counted(quaternion: list[float], gyro: 
     rig.raw(rig.ch["imu"], imu_packet(quaternion, gyro))
     rig.tick()
     assert rig.ctl.counters.packets_rejected == rejected + 1
-    assert rig.ctl.imu_watch.last_ns is None        # never taken
+    assert rig.ctl.faults.imu_watch.last_ns is None        # never taken
     assert reason in rig.ctl.counters.last_error
 
 

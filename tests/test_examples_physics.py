@@ -77,7 +77,7 @@ def test_customized_gait_walks_each_step_as_its_params_say() -> None:
     trial = standing()
     upload(trial, "Gait_Def_example.toml")
     upload(trial, "Gait_Params_example_full.toml")
-    steps = trial.ctl.user_params
+    steps = trial.ctl.gaits.user_params
     assert len(steps) >= 3
     start = len(trial.trace.t)
     trial.send(62, 110, duration=4320)

@@ -204,7 +204,7 @@ def off_target(r: Rig, joint: int, ticks: int, offset: float = 1.5) -> None:
     A reading that far off in one tick is also an encoder jump (its own
     check, tests/test_sensor_watch.py): this watches the tracking check alone."""
     assert r.robot is not None
-    r.ctl.sensor_watch.c = replace(r.ctl.sensor_watch.c, encoder_jump_rad=6.3)
+    r.ctl.faults.sensor_watch.c = replace(r.ctl.faults.sensor_watch.c, encoder_jump_rad=6.3)
     for _ in range(ticks):
         q = r.robot.q.copy()
         q[joint] = r.ctl.kernel.pos[joint] + offset

@@ -638,7 +638,7 @@ def test_every_motion_with_extreme_fields(steps: list[tuple[msgs.robot_control_c
     for msg, wait in steps:
         inject(watch.rig, "command", msg)
         watch.run(wait, heartbeat_every=50)
-    assert watch.rig.ctl.user_gait.keys() == {"def", "params"}
+    assert watch.rig.ctl.gaits.user_gait.keys() == {"def", "params"}
 
 
 SANE_COMMANDS = [(12, 0, 0), (21, 5, 600), (21, 0, 0), (11, 3, 0), (11, 1, 1000), (3, 0, 0),

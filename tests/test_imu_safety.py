@@ -98,7 +98,7 @@ def test_an_imu_that_stops_damps_the_robot_once_and_is_logged() -> None:
     assert rig.ctl.fsm.attitude is None         # no orientation check on stale data
     rig.feed_imu = True
     rig.run(20)
-    assert rig.ctl.fsm.attitude is not None and not rig.ctl.imu_watch.lost
+    assert rig.ctl.fsm.attitude is not None and not rig.ctl.faults.imu_watch.lost
 
 
 def test_a_robot_without_an_imu_is_never_damped_for_it() -> None:

@@ -17,8 +17,9 @@ import pytest
 from harness import Rig
 
 from controller import msgs
-from controller.core.controller import FIXED_SIZES, Counters
 from controller.core.fsm import BAN_TRANS
+from controller.core.packets import FIXED_SIZES
+from controller.core.reports import Counters
 from controller.robot.config import load_config
 from controller.service import runtime
 
@@ -191,7 +192,10 @@ def test_a_tiny_script_speed_is_refused_not_raised() -> None:
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "VALIDATION.md"
-CONTROLLER = ROOT / "controller" / "core" / "controller.py"
+# The controller and its parts (controller/core/controller.py builds them).
+CONTROLLER_FILES = [ROOT / "controller" / "core" / f"{name}.py" for name in (
+    "controller", "packets", "reports", "sources", "script_source", "fault_checks", "publisher",
+    "gait_uploads")]
 CELL_NAME = re.compile(r"^`([^`]+)`")
 
 
@@ -227,17 +231,19 @@ def lcm_fields(type_name: str) -> list[str]:
 
 
 def controller_ast() -> ast.Module:
-    return ast.parse(CONTROLLER.read_text(encoding="utf-8"))
+    return ast.Module(body=[node for path in CONTROLLER_FILES
+                            for node in ast.parse(path.read_text(encoding="utf-8")).body], type_ignores=[])
 
 
 def decoded_types() -> dict[str, str]:
-    """Channel key -> the type the controller decodes it as, from its
-    `self._decode(now_ns, self.ch["KEY"], msgs.TYPE, data)` calls (and
-    `self._unpack(now_ns, self.ch["KEY"], msgs.TYPE, LAYOUT, data)`, the same
+    """Channel key -> the type the controller decodes it as, from its intake's
+    `self.decode(now_ns, ctl.ch["KEY"], msgs.TYPE, data)` calls (and
+    `self.unpack(now_ns, ctl.ch["KEY"], msgs.TYPE, LAYOUT, data)`, the same
     for a fixed-layout type read with one unpack)."""
     found = {}
     for node in ast.walk(controller_ast()):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("_decode", "_unpack"):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("decode", "unpack") and getattr(node.func.value, "id", None) == "self":
             channel, kind = node.args[1], node.args[2]
             assert isinstance(channel, ast.Subscript) and isinstance(kind, ast.Attribute)
             found[ast.literal_eval(channel.slice)] = kind.attr
@@ -262,12 +268,14 @@ def test_every_inbound_type_has_a_section_with_a_row_for_each_field() -> None:
 
 def log_calls() -> dict[str, set[str]]:
     """Event name -> the field names written with it, for the controller's
-    `self.log.LEVEL("event", ...)` calls and its `self._error(..., "event")`
-    calls (whose fields are those of the log call inside _error)."""
+    `....log.LEVEL("event", ...)` calls and its `ctl.reports.error(...,
+    "event")` calls (whose fields are those of the log call inside
+    Reports.error)."""
     events: dict[str, set[str]] = {}
     error_fields: set[str] = set()
     for node in ast.walk(controller_ast()):
-        if isinstance(node, ast.FunctionDef) and node.name == "_error":
+        if isinstance(node, ast.ClassDef) and node.name == "Reports":
+            node = next(f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "error")
             for call in ast.walk(node):
                 if isinstance(call, ast.Call) and getattr(call.func, "attr", None) == "warning":
                     error_fields = {k.arg for k in call.keywords if k.arg}
@@ -276,7 +284,7 @@ def log_calls() -> dict[str, set[str]]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "_error" and len(node.args) == 3 \
+        if isinstance(func, ast.Attribute) and func.attr == "error" and len(node.args) == 3 \
                 and isinstance(node.args[2], ast.Constant):
             name = node.args[2].value
             assert isinstance(name, str), ast.dump(node)        # an event name

@@ -21,7 +21,7 @@ import pytest
 from harness import command, stolen_s
 
 from controller import msgs
-from controller.core.controller import ODOMETRY_EVERY
+from controller.core.publisher import ODOMETRY_EVERY
 from controller.robot.config import load_config
 
 pytestmark = pytest.mark.udpm

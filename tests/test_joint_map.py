@@ -123,7 +123,7 @@ def test_motor_ctrl_is_read_in_the_robots_convention():
     msg.kd_des = [1.0] * 12
     msg.tau_des = cfg.joint_map.signed_to_wire(-q).tolist()
     ctl.step(1_000_000_000, [(cfg.lcm.channels["motor_ctrl"], msg.encode())])
-    m = ctl._motor_command(1_000_000_000)
+    m = ctl.sources.motor_command(1_000_000_000)
     assert m is not None
     np.testing.assert_allclose(m.q_des, q, atol=2e-7)           # float32 on the wire
     np.testing.assert_allclose(m.qd_des, q, atol=1e-7)

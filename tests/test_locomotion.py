@@ -421,7 +421,7 @@ def test_the_custom_gait_example_runs_as_a_motion(walking):
     rig = walking
     assert upload(rig, "Gait_Def_example.toml") == 0
     assert upload(rig, "Gait_Params_example_full.toml") == 0
-    steps = rig.ctl.user_params
+    steps = rig.ctl.gaits.user_params
     rig.send(62, 110, duration=4320)
     rig.send(7, 0, duration=4000)
     rig.run(20)

@@ -12,6 +12,7 @@ from harness import command
 
 from controller import msgs
 from controller.core.controller import Controller
+from controller.core.script_source import ScriptSource
 from controller.robot.config import load_config
 from controller.robot.native import Payload
 from controller.service.recording import RecordingError
@@ -235,10 +236,10 @@ def test_a_restarted_daemon_replays_its_first_run() -> None:
 
 
 def _raise_at(tick: int) -> Callable[..., Any]:
-    original = Controller._script_tick
+    original = ScriptSource.tick
 
     def failing(self: Any, *args: Any) -> Any:
-        if self.tick == tick and not getattr(self, "raised", False):
+        if self.ctl.tick == tick and not getattr(self, "raised", False):
             self.raised = True             # once per controller, as a deterministic bug would
             raise RuntimeError("injected bug")
         return original(self, *args)
@@ -246,7 +247,7 @@ def _raise_at(tick: int) -> Callable[..., Any]:
 
 
 def test_a_step_that_raised_in_the_daemon_replays_when_it_raises_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Controller, "_script_tick", _raise_at(400))
+    monkeypatch.setattr(ScriptSource, "tick", _raise_at(400))
     s = a_session()
     assert s.rt.internal_errors == 1
     rec = s.recording()

@@ -204,7 +204,7 @@ def test_the_command_timeout_counts_from_the_tick_that_saw_the_last_packet(monke
 
     def act_then_arrive(now_ns: int, inbox: list[tuple[str, bytes]], *args: Any) -> Outbox:
         out = act(now_ns, inbox, *args)
-        timed_out.append(ctl.timed_out)
+        timed_out.append(ctl.sources.timed_out)
         times.append(now_ns)
         if not during_tick and ctl.tick == 1:     # tick 0 done: lands while tick 1 sleeps
             bus.queued["command"].append((ch["command"], cmd.encode()))
@@ -231,13 +231,13 @@ def test_the_joint_command_is_on_the_bus_before_the_tick_builds_its_reports(monk
     bus = RecordingBus()
     rt = Runtime(ctl, bus, max_ticks=60)
     ch = ctl.cfg.lcm.channels
-    build_reports = ctl._publish
+    build_reports = ctl.publisher.publish
     on_bus_then: list[tuple[int, list[str]]] = []
 
     def reports(*args, **kwargs):
         on_bus_then.append((ctl.tick, [c for c, _ in bus.sent]))
         return build_reports(*args, **kwargs)
-    monkeypatch.setattr(ctl, "_publish", reports)
+    monkeypatch.setattr(ctl.publisher, "publish", reports)
     assert rt.run() == 0
     assert len(on_bus_then) == 60
     for tick, channels in on_bus_then:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from controller import msgs
-from controller.core.controller import FOUND_BITS, FOUND_ENCODER, FOUND_MOTOR, MOTOR_OFFLINE
+from controller.core.fault_checks import FOUND_BITS, FOUND_ENCODER, FOUND_MOTOR, MOTOR_OFFLINE
 from controller.core.fsm import EDAMP
 from controller.core.sensor_watch import DEAD_SHARE, Finding, SensorWatch
 from controller.protocol.goal_codes import EventKind

@@ -246,7 +246,7 @@ def test_leaving_off_puts_110_back_to_the_default_until_110_is_commanded():
     np.testing.assert_array_equal(default.contact, SPEC_DEFAULT)
     rig.run(20)
     upload(rig, EXAMPLE_DEF)
-    uploaded = rig.ctl.uploaded_gait
+    uploaded = rig.ctl.gaits.uploaded_gait
     assert uploaded is not None and loco(rig).user_gaits[USER_GAIT] is uploaded
     rig.stand()                               # leaves OFF
     assert loco(rig).user_gaits[USER_GAIT] is default
@@ -268,7 +268,7 @@ def test_110_runs_the_default_before_any_upload():
 
 def test_without_user_gaits_110_needs_an_upload_and_80_100_are_unknown():
     rig = with_user_gaits(None)
-    assert rig.ctl.disk_gaits is None and loco(rig).user_gaits == {}
+    assert rig.ctl.gaits.disk_gaits is None and loco(rig).user_gaits == {}
     rig.stand()
     rig.send(11, USER_GAIT)
     rig.run(100)

@@ -209,6 +209,6 @@ def test_an_upload_step_stores_the_texts() -> None:
     trial.send_file(EXAMPLE_DEF.read_text())
     trial.send_file(EXAMPLE_PARAMS.read_text())
     trial.run(0.01)
-    assert trial.ctl.user_gait == {"def": EXAMPLE_DEF.read_text(),
+    assert trial.ctl.gaits.user_gait == {"def": EXAMPLE_DEF.read_text(),
                                    "params": EXAMPLE_PARAMS.read_text()}
-    assert len(trial.ctl.user_params) == 5
+    assert len(trial.ctl.gaits.user_params) == 5

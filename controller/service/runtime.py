@@ -252,7 +252,7 @@ class Runtime:
             self.prev_loop_ns = lib.mk_now_ns() - wake
             self.loop[slot] = self.prev_loop_ns
             self.filled += 1
-            if self.ctl.tick % self.ctl.status_every == 0:
+            if self.ctl.tick % self.ctl.publisher.status_every == 0:
                 self._update_timing()           # for the next tick's status, off its path
             if self.ctl.shutting_down:          # a damped tick: a signal that lands
                 shutdown_left -= 1              # mid-tick starts the count at the next

@@ -595,7 +595,7 @@ def _play_steps(trial: Trial, report: Report, blocks: Sequence[Block], motion_id
     trial.send(MOTION_MODE, gait_id=motion_id)
     run = _follow(trial, locate, steps.nominal_s)
     if run.waiting:
-        reason = trial.ctl.motion_refusal or f"it stayed in mode {trial.trace.mode[-1]}"
+        reason = trial.ctl.gaits.motion_refusal or f"it stayed in mode {trial.trace.mode[-1]}"
         report.error = f"the controller did not start the motion within {_s(START_S)}: {reason}"
         return report
     # After the motion, what the queue does next (its hold), without the

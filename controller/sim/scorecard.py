@@ -266,7 +266,7 @@ def _run(row: Row) -> None:
             mode = int(fields["mode"])
         trial.run(step["s"], heartbeat=step.get("heartbeat", True))
         for name, text in uploads:
-            if text not in trial.ctl.user_gait.values():
+            if text not in trial.ctl.gaits.user_gait.values():
                 raise ConfigError(f"{CARD}: {row.name}: the controller refused the upload of "
                                   f"{name}: {trial.ctl.counters.last_error}")
     row.metrics = measure(trial, start, spec, command, mode, marks)
