@@ -14,7 +14,9 @@ step or two.
 
 The feet are balls: a loaded foot rolls, its centre moving by (w + w_leg) x
 (r n) (n up, r the foot's radius, w_leg the shank's rate from the joints),
-which is taken off. A turning gait slides its feet, so samples count less
+which is taken off. With three or more loaded feet, a sample whose pairs
+no one rate fits is a sliding foot and left out. A turning gait slides its
+feet (two at a time: nothing to tell it by), so samples count less
 the faster the gyro says the body turns (a weight 1 / (1 + (|g| / TURN)^2)),
 and a window without enough weight says nothing. A bias over
 `gyro_bias_rad_s` for `gyro_bias_ms` is a fault. Sampled every SAMPLE
@@ -30,6 +32,7 @@ TURN = 0.5                  # rad/s: a sample at this gyro rate counts half
 SAMPLE = 5                  # ticks between samples (a bias changes slower than a step)
 EVERY = 10                  # ticks between solutions of the normal equations, on other ticks
 OBSERVABLE = 0.1            # a direction seen with this share of the best one's weight
+SLIDE = 0.03               # m/s: pairs of loaded feet disagreeing by more on one rate: a foot slides
 LOADED = 1.0                # the estimator's trust of a foot that carries load and is planned down
 UP = np.array([0.0, 0.0, 1.0])
 
@@ -101,10 +104,21 @@ class GyroCheck:
         i, j = self.pairs[len(feet)]
         a = skew(feet[i] - feet[j])
         y = a @ gyro - (v[i] - v[j])
+        if len(feet) >= 3 and self._slides(a, y):
+            return
         w = 1.0 / (1.0 + (float(np.linalg.norm(gyro)) / TURN) ** 2)
         self.normal += w * np.einsum("kji,kjl->il", a, a)
         self.rhs += w * np.einsum("kji,kj->i", a, y)
         self.weight += w * SAMPLE * self.dt
+
+    @staticmethod
+    def _slides(a: np.ndarray, y: np.ndarray) -> bool:
+        """Three or more loaded feet say more than the rate needs: when no
+        one rate fits all their pairs within SLIDE (m/s), a foot slides (a
+        landing, a foot dragged by the motion) and the sample is left out."""
+        rows = a.reshape(-1, 3)
+        fit, *_ = np.linalg.lstsq(rows, y.reshape(-1), rcond=None)
+        return float(np.abs(rows @ fit - y.reshape(-1)).max()) > SLIDE
 
     def _solve(self) -> None:
         self.bias[:] = np.nan
