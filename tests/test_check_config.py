@@ -309,3 +309,38 @@ def test_the_shipped_state_machine_tables_are_named_as_such_and_checked(
     broken.write_text("modes:\n  0: {name: \"OFF\"}\ntransitions:\n  0: {immediate: [7]}\n")
     code, out = check(str(broken), capsys=capsys)
     assert code == 1 and out.startswith(f"FAIL {broken}: transitions.0.immediate: 7 is not a mode listed"), out
+
+
+# -- a robot's own MJCF (sim.mjcf): compiled as the simulator builds it --------------------
+OWN_JOINTS = [f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("hip", "thigh", "calf")]
+
+
+def own_model(**sim: Any) -> Callable[[Any], None]:
+    def change(data: Any) -> None:
+        data.setdefault("sim", {}).update({"mjcf": "physics/go2_own.xml", "mjcf_joints": OWN_JOINTS, **sim})
+    return change
+
+
+@pytest.mark.parametrize(("name", "sim", "expected"), [
+    ("own_ok", {}, None),
+    ("own_named_feet", {"mjcf_feet": {leg: f"{leg}_toe" for leg in ("FR", "FL", "RR", "RL")}}, None),
+    ("own_bad_foot", {"mjcf_feet": {"FR": "FR_toe", "FL": "FL_toe", "RR": "RR_paw", "RL": "RL_toe"}},
+     "sim.mjcf_feet.RR: no geom named 'RR_paw' in the model"),
+    ("own_missing", {"mjcf": "physics/nothing.xml"}, "sim.mjcf: {dir}/physics/nothing.xml is not a file"),
+    ("own_bad_joint", {"mjcf_joints": [*OWN_JOINTS[:-1], "RR_ankle_joint"]},
+     "sim.mjcf_joints: ['RR_ankle_joint'] are not joints of"),
+    ("own_broken_xml", {"mjcf": "physics/broken.xml"}, "sim.mjcf: {dir}/physics/broken.xml does not load"),
+])
+def test_an_own_mjcf_is_built_as_the_simulator_builds_it(tree: Path, name: str, sim: dict[str, Any],
+                                                         expected: str | None,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing file, a joint or foot the model lacks, XML MuJoCo cannot
+    read: FAIL with the key; the model as it is (feet found at the legs'
+    ends, or named): OK."""
+    (tree / "config" / "physics" / "broken.xml").write_text("<mujoco><worldbody><body></mujoco>")
+    path = variant(tree, "go2.yaml", f"go2_{name}", own_model(**sim))
+    code, out = check(str(path), capsys=capsys)
+    if expected is None:
+        assert code == 0 and out.startswith(f"OK   {path}"), out
+    else:
+        assert code == 1 and out.startswith(f"FAIL {path}: {expected.format(dir=tree / 'config')}"), out

@@ -6,6 +6,7 @@ config/go2.yaml's joint map alone, judged on the simulator's ground truth;
 the wrong map (the identity) cannot make it stand."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +63,45 @@ def test_a_bad_own_model_config_says_which_key_and_why(sim: dict[str, Any], mess
     with pytest.raises(ConfigError, match="sim.mjcf") as err:
         robot_mjcf(own(**sim))
     assert message in str(err.value)
+
+
+def maker_style(tmp_path: Any, xml: str) -> Any:
+    """The own model written as a maker's file may be: feet unnamed, a
+    light aimed at the floating body and a contact exclusion naming it; and
+    the config without sim.mjcf_feet."""
+    path = tmp_path / "maker.xml"
+    path.write_text(xml)
+    cfg = own(mjcf=str(path))
+    return replace(cfg, sim={k: v for k, v in cfg.sim.items() if k != "mjcf_feet"})
+
+
+def makers_go2() -> str:
+    xml = (GO2.path.parent / "physics" / "go2_own.xml").read_text()
+    xml = re.sub(r' name="(FL|FR|RL|RR)_toe"', "", xml)
+    xml = xml.replace("<worldbody>", '<worldbody>\n    <light name="spot" mode="targetbody" target="base" '
+                      'pos="0 0 2"/>', 1)
+    return xml.replace("</worldbody>", '</worldbody>\n  <contact><exclude body1="base" body2="FL_hip"/></contact>', 1)
+
+
+def test_a_makers_model_with_unnamed_feet_and_references_to_its_body_loads_as_it_is(tmp_path: Any) -> None:
+    named = mujoco.MjModel.from_xml_string(robot_mjcf(own()))
+    model = mujoco.MjModel.from_xml_string(robot_mjcf(maker_style(tmp_path, makers_go2())))
+    for leg in GO2.legs:        # the geom at each leg's end: the toe, as named
+        mine, theirs = model.geom(f"{leg}_foot"), named.geom(f"{leg}_foot")
+        assert model.body(int(mine.bodyid[0])).name == named.body(int(theirs.bodyid[0])).name == \
+            {"FR": "FR_calf", "FL": "FL_calf", "RR": "RR_calf", "RL": "RL_calf"}[leg]
+        assert mine.pos.tolist() == theirs.pos.tolist() and mine.size[0] == theirs.size[0]
+        assert model.site(f"{leg}_foot").bodyid == mine.bodyid
+    trunk = model.body("trunk").id       # renamed with the light and the exclusion that named it
+    assert model.light("spot").targetbodyid[0] == trunk
+    assert model.nexclude == 1 and trunk in (model.exclude_signature[0] >> 16, model.exclude_signature[0] & 0xFFFF)
+
+
+def test_a_leg_with_nothing_to_stand_on_asks_for_its_foot_by_name(tmp_path: Any) -> None:
+    xml = re.sub(r'(<body name="RL_calf".*?)<geom [^>]*size="0.022"[^>]*/>', r"\1", makers_go2(), flags=re.S)
+    xml = re.sub(r'(<body name="RL_calf".*?)<geom [^>]*/>', r"\1", xml, flags=re.S)
+    with pytest.raises(ConfigError, match="no collision geom below RL_calf_joint"):
+        robot_mjcf(maker_style(tmp_path, xml))
 
 
 def test_go2_stands_and_trots_on_its_own_model_through_its_joint_map() -> None:

@@ -18,7 +18,10 @@ not fit together (controller/cli/config_checks.py): heights the legs cannot
 hold inside the joint limits, gaits faster than the legs step, a torque
 limit that cannot hold the robot up, a balance mass far from the physics
 figures, no physics figures; and every figure still marked as a placeholder
-by `motionctl new-robot`. Those are warnings too: the daemon starts.
+by `motionctl new-robot`. Those are warnings too: the daemon starts. A
+config that names its robot's own MJCF (`sim.mjcf`) fails when the
+simulator cannot build the body from it: the file, the joints and feet as
+the config names (or finds) them, MuJoCo's compile.
 
 Pure: reads files, opens no sockets, starts nothing. See docs/CONFIG.md for
 every key.
@@ -30,6 +33,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+import mujoco
+
 from controller.cli.commands import summary as command_summary
 from controller.cli.config_checks import placeholders, quadruped_findings
 from controller.motion.mof import load_net
@@ -38,6 +43,8 @@ from controller.motion.scripts import load_directory
 from controller.motion.user_gait_files import load_user_gaits
 from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config, load_fsm
 from controller.robot.config.reader import load_yaml
+from controller.sim.mjcf import robot_mjcf
+from controller.sim.own_model import own_model_path
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -79,6 +86,11 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
         except Exception as exc:  # noqa: BLE001 - a loader bug is this file's FAIL, not a traceback
             print(f"FAIL {path}: the config loader crashed ({type(exc).__name__}: {exc}); "
                   "this is a bug in motiond, please report it", file=out)
+            failed += 1
+            continue
+        broken = own_model_problem(cfg)
+        if broken is not None:
+            print(f"FAIL {broken}", file=out)
             failed += 1
             continue
         print(f"OK   {cfg.path}: {summary(cfg)}", file=out)
@@ -127,6 +139,21 @@ def summary(cfg: Config) -> str:
     if cfg.mof is not None:
         parts.append(f".mof net of {len(cfg.mof.files)} files")
     return ", ".join(parts)
+
+
+def own_model_problem(cfg: Config) -> str | None:
+    """With `sim.mjcf` (the robot's own MuJoCo model), why the simulator
+    could not build its body from it (the file, its joints and feet as the
+    config names them, or finds them, and MuJoCo's compile), or None."""
+    if own_model_path(cfg) is None:
+        return None
+    try:
+        mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
+    except ConfigError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's compiler says what is wrong
+        return f"{cfg.path}: sim.mjcf: the model does not compile with what the simulator adds: {exc}"
+    return None
 
 
 def refused_at_start(cfg: Config) -> list[str]:

@@ -14,14 +14,16 @@ friction stay the user's):
 
 * the physics step (0.5 ms, the motor law runs at every one) and the
   implicit-fast integrator;
-* the floating body, renamed `trunk`; a floor plane unless a geom is named
-  `floor`;
+* the floating body, renamed `trunk` with every reference to it (a light,
+  a camera, a contact exclusion, a sensor, an equality, an actuator); a
+  floor plane unless a geom is named `floor`;
 * one motor per joint (the driver's law as in the generated model, clipped to
   the config's torque limits), replacing the model's actuators;
 * the IMU: a site `imu` on the trunk (kept if the model has one, else at
   `sim.mjcf_imu`) and its quaternion, gyro and accelerometer sensors;
-* the feet: the geom `sim.mjcf_feet.<leg>` names is renamed `<leg>_foot`,
-  with a site of that name at its centre (the scorecard's foot metrics).
+* the feet: the geom `sim.mjcf_feet.<leg>` names (without it, the collision
+  geom at the end of each leg) is renamed `<leg>_foot`, with a site of that
+  name at its centre (the scorecard's foot metrics).
 """
 from __future__ import annotations
 
@@ -76,10 +78,10 @@ def own_mjcf(cfg: Config) -> str:
     spec.option.timestep = TIMESTEP
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     trunk = _floating_body(spec, cfg)
-    trunk.name = "trunk"
+    _rename_body(spec, trunk, "trunk")
     _motors(spec, cfg, names, jm)
     _imu(spec, cfg, trunk)
-    _feet(spec, cfg)
+    _feet(spec, cfg, names, jm)
     if not any(g.name == "floor" for g in spec.geoms):
         spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
     return str(spec.to_xml())
@@ -91,6 +93,37 @@ def _floating_body(spec: Any, cfg: Config) -> Any:
         raise ConfigError(f"{cfg.path}: sim.mjcf: the model needs exactly one free joint (the trunk's), "
                           f"it has {len(free)}")
     return free[0].parent
+
+
+def _rename_body(spec: Any, body: Any, name: str) -> None:
+    """Rename `body` and every reference to it by name (a light or camera
+    aimed at it, a contact exclusion, a sensor, an equality, an actuator),
+    which MjSpec leaves pointing at the old name."""
+    old = body.name
+    if old == name:
+        return
+    body.name = name
+    if not old:
+        return
+    for item in [*spec.lights, *spec.cameras]:
+        if item.targetbody == old:
+            item.targetbody = name
+    for exclude in spec.excludes:
+        exclude.bodyname1 = name if exclude.bodyname1 == old else exclude.bodyname1
+        exclude.bodyname2 = name if exclude.bodyname2 == old else exclude.bodyname2
+    bodies = (mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_XBODY)
+    for sensor in spec.sensors:
+        if sensor.objtype in bodies and sensor.objname == old:
+            sensor.objname = name
+        if sensor.reftype in bodies and sensor.refname == old:
+            sensor.refname = name
+    for equality in spec.equalities:
+        if equality.objtype in bodies:
+            equality.name1 = name if equality.name1 == old else equality.name1
+            equality.name2 = name if equality.name2 == old else equality.name2
+    for actuator in spec.actuators:
+        if actuator.trntype == mujoco.mjtTrn.mjTRN_BODY and actuator.target == old:
+            actuator.target = name
 
 
 def _motors(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
@@ -121,15 +154,57 @@ def _imu(spec: Any, cfg: Config, trunk: Any) -> None:
             spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu")
 
 
-def _feet(spec: Any, cfg: Config) -> None:
-    feet = cfg.sim.get("mjcf_feet", {})
-    if not isinstance(feet, dict) or set(feet) != set(cfg.legs):
-        raise ConfigError(f"{cfg.path}: sim.mjcf_feet: expected the foot geom's name per leg "
-                          f"{cfg.legs}, got {feet!r}")
-    geoms = {g.name: g for g in spec.geoms if g.name}
-    for leg, name in feet.items():
-        geom = geoms.get(str(name))
-        if geom is None:
-            raise ConfigError(f"{cfg.path}: sim.mjcf_feet.{leg}: no geom named {name!r} in the model")
+def _feet(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
+    """Each leg's foot geom named `<leg>_foot`, with a site of that name at
+    its centre: the geom `sim.mjcf_feet.<leg>` names, or, without
+    `sim.mjcf_feet` (a maker's model whose feet are unnamed), the collision
+    geom at the leg's end (_end_geoms)."""
+    feet = cfg.sim.get("mjcf_feet")
+    if feet is None:
+        found = _end_geoms(spec, cfg, names, jm)
+    else:
+        if not isinstance(feet, dict) or set(feet) != set(cfg.legs):
+            raise ConfigError(f"{cfg.path}: sim.mjcf_feet: expected the foot geom's name per leg "
+                              f"{cfg.legs}, got {feet!r}")
+        geoms = {g.name: g for g in spec.geoms if g.name}
+        found = {}
+        for leg, name in feet.items():
+            geom = geoms.get(str(name))
+            if geom is None:
+                raise ConfigError(f"{cfg.path}: sim.mjcf_feet.{leg}: no geom named {name!r} in the model")
+            found[leg] = geom
+    for leg, geom in found.items():
         geom.name = f"{leg}_foot"
         geom.parent.add_site(name=f"{leg}_foot", pos=list(geom.pos))
+
+
+def _end_geoms(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> dict[str, Any]:
+    """Per leg, of the collision geoms the leg's last joint moves (its body
+    and the bodies below), the one whose centre is furthest from that
+    joint, in the model's own pose: the foot of a leg that stands on its
+    end (a shank's capsule centres half way down). Found in a compiled
+    copy, named in the spec by its body and its place among that body's
+    geoms."""
+    model = spec.copy().compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    order = list(jm.order)                        # wire slot -> the controller's joint
+    found = {}
+    for leg in cfg.legs:
+        last = max(i for i, n in enumerate(cfg.joint_names) if n.startswith(f"{leg}_"))
+        joint = model.joint(names[order.index(last)])
+        below = {int(joint.bodyid[0])}
+        for b in range(model.nbody):
+            if int(model.body_parentid[b]) in below:
+                below.add(b)
+        candidates = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in below
+                      and (model.geom_contype[g] or model.geom_conaffinity[g])]
+        if not candidates:
+            raise ConfigError(f"{cfg.path}: sim.mjcf: no collision geom below {joint.name} to stand on "
+                              f"for leg {leg}: name its foot in sim.mjcf_feet.{leg}")
+        anchor = data.xanchor[joint.id]
+        end = max(candidates, key=lambda g: float(np.linalg.norm(data.geom_xpos[g] - anchor)))
+        body = model.body(int(model.geom_bodyid[end]))
+        place = sum(1 for g in range(end) if int(model.geom_bodyid[g]) == body.id)
+        found[leg] = spec.body(body.name).geoms[place]
+    return found
