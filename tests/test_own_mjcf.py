@@ -18,6 +18,7 @@ from controller import msgs
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.joint_map import JointMap
 from controller.sim.mjcf import robot_mjcf
+from controller.sim.physics import geom_labels
 from controller.sim.trial import Trial
 
 GO2 = load_config(load_config().path.parent / "go2.yaml")
@@ -95,6 +96,17 @@ def test_a_makers_model_with_unnamed_feet_and_references_to_its_body_loads_as_it
     trunk = model.body("trunk").id       # renamed with the light and the exclusion that named it
     assert model.light("spot").targetbodyid[0] == trunk
     assert model.nexclude == 1 and trunk in (model.exclude_signature[0] >> 16, model.exclude_signature[0] & 0xFFFF)
+
+
+def test_unnamed_geoms_are_told_apart_by_body_and_place(tmp_path: Any) -> None:
+    """A maker's unnamed collision shapes are not all '' in traces and
+    checks (a calf's capsule would read as the trunk's): body/place."""
+    model = mujoco.MjModel.from_xml_string(robot_mjcf(maker_style(tmp_path, makers_go2())))
+    labels = geom_labels(model)
+    assert len(set(labels)) == model.ngeom
+    assert labels[model.geom("FL_foot").id] == "FL_foot"
+    calf = [label for g, label in enumerate(labels) if model.geom_bodyid[g] == model.body("FL_calf").id]
+    assert calf == ["FL_calf/0", "FL_foot"]
 
 
 def test_a_leg_with_nothing_to_stand_on_asks_for_its_foot_by_name(tmp_path: Any) -> None:

@@ -54,6 +54,19 @@ class Truth:
         return quat_rpy(self.quaternion)
 
 
+def geom_labels(model: mujoco.MjModel) -> list[str]:
+    """Each geom's name, or for an unnamed one (a maker's model often leaves
+    its collision shapes unnamed) its body's name and its place among that
+    body's geoms, "FL_calf/1": every geom told apart in traces and checks."""
+    labels, seen = [], np.zeros(model.nbody, dtype=int)
+    for g in range(model.ngeom):
+        body = int(model.geom_bodyid[g])
+        name = model.geom(g).name
+        labels.append(name or f"{model.body(body).name or f'body{body}'}/{seen[body]}")
+        seen[body] += 1
+    return labels
+
+
 class PhysicsRobot:
     def __init__(self, cfg: Config, world: World | None = None) -> None:
         """`world` changes the world for one scorecard row (model.py's World:
@@ -81,7 +94,7 @@ class PhysicsRobot:
         self.limit = cfg.torque_limit.astype(float)
         self._kp, self._kd = np.zeros(len(names)), np.zeros(len(names))
         self._q_des, self._qd_des, self._tau_ff = np.zeros(len(names)), np.zeros(len(names)), np.zeros(len(names))
-        self.geom_names = [self.model.geom(g).name for g in range(self.model.ngeom)]
+        self.geom_names = geom_labels(self.model)
         # The ground: the floor and any terrain, the world body's geoms.
         self.is_ground = self.model.geom_bodyid == 0
         self.ground_names = {n for n, ground in zip(self.geom_names, self.is_ground) if ground}

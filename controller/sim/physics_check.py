@@ -748,7 +748,7 @@ def _posed_touch(trial: Trial, a: int, others: list[frozenset[str]]) -> bool:
     model = robot.model
     data = mujoco.MjData(model)
     ground = np.flatnonzero(robot.is_ground)
-    ids = {name: model.geom(name).id for name in touched}
+    ids = {label: g for g, label in enumerate(robot.geom_names) if label in touched}
     for k, names in enumerate(others):
         if not names:
             continue

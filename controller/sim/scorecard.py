@@ -35,6 +35,7 @@ from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.faults import Fault
 from controller.sim.mjcf import has_model
 from controller.sim.motion_path import commanded_path
+from controller.sim.physics import geom_labels
 from controller.sim.progress import Progress
 from controller.sim.trial import Trial
 from controller.sim.world import World
@@ -484,7 +485,8 @@ def trunk_geoms(trial: Trial) -> frozenset[str]:
     if model is None:
         return frozenset()
     root = model.body("trunk").id
-    return frozenset(model.geom(g).name for g in range(model.ngeom) if model.geom_bodyid[g] == root)
+    labels = geom_labels(model)
+    return frozenset(labels[g] for g in range(model.ngeom) if model.geom_bodyid[g] == root)
 
 
 def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
