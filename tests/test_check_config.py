@@ -8,6 +8,7 @@ reason. No sockets: check-config reads files only (one test makes sure).
 """
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 from collections.abc import Callable
@@ -344,3 +345,31 @@ def test_an_own_mjcf_is_built_as_the_simulator_builds_it(tree: Path, name: str, 
         assert code == 0 and out.startswith(f"OK   {path}"), out
     else:
         assert code == 1 and out.startswith(f"FAIL {path}: {expected.format(dir=tree / 'config')}"), out
+
+
+@pytest.mark.parametrize(("name", "edit", "expected"), [
+    ("damped", lambda x: x.replace('damping="0.01"', 'damping="2"'), "leg joints carry damping (up to 2 N m s/rad"),
+    ("soft_feet", lambda x: x.replace('size="0.022"', 'size="0.022" solimp="0.5 0.95 0.01"'),
+     "foot's contact is softer than MuJoCo's default"),
+    ("long_calf", lambda x: x.replace('pos="0 0 -0.213"/>', 'pos="0 0 -0.25"/>'),
+     "foot is 37 mm from where the config puts it"),
+    ("no_limits", lambda x: re.sub(r' ctrlrange="[^"]*"', "", x), "the model gives no torque limit for 12 joints"),
+    ("weak_calves", lambda x: x.replace('ctrlrange="-45.43 45.43"', 'ctrlrange="-30 30"'),
+     "torque_limit differs from the model's actuators on 4 joints"),
+])
+def test_an_own_mjcf_that_builds_is_warned_of_what_will_cost_the_robot(
+        tree: Path, name: str, edit: Callable[[str], str], expected: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    source = tree / "config" / "physics" / "go2_own.xml"
+    (tree / "config" / "physics" / f"{name}.xml").write_text(edit(source.read_text()))
+    path = variant(tree, "go2.yaml", f"go2_model_{name}", own_model(mjcf=f"physics/{name}.xml"))
+    code, out = check(str(path), capsys=capsys)
+    assert code == 0 and out.startswith(f"OK   {path}"), out
+    warnings = [line for line in out.splitlines() if "sim.mjcf:" in line]
+    assert len(warnings) == 1 and expected in warnings[0], out
+
+
+def test_the_own_go2_model_draws_no_model_warning(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = variant(tree, "go2.yaml", "go2_model_clean", own_model())
+    code, out = check(str(path), capsys=capsys)
+    assert code == 0 and "sim.mjcf:" not in out, out

@@ -21,7 +21,10 @@ figures, no physics figures; and every figure still marked as a placeholder
 by `motionctl new-robot`. Those are warnings too: the daemon starts. A
 config that names its robot's own MJCF (`sim.mjcf`) fails when the
 simulator cannot build the body from it: the file, the joints and feet as
-the config names (or finds) them, MuJoCo's compile.
+the config names (or finds) them, MuJoCo's compile; one that builds is
+warned of what will cost the robot (controller/sim/model_check.py): feet
+where the config's geometry does not put them, joint damping, soft foot
+contact, torque limits against the model's.
 
 Pure: reads files, opens no sockets, starts nothing. See docs/CONFIG.md for
 every key.
@@ -44,6 +47,7 @@ from controller.motion.user_gait_files import load_user_gaits
 from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config, load_fsm
 from controller.robot.config.reader import load_yaml
 from controller.sim.mjcf import robot_mjcf
+from controller.sim.model_check import own_model_findings
 from controller.sim.own_model import own_model_path
 
 
@@ -181,7 +185,9 @@ def inconsistencies(cfg: Config) -> list[str]:
     figures; controller/cli/config_checks.py), and the placeholders
     `motionctl new-robot` left to fill in."""
     try:
-        return quadruped_findings(cfg) if cfg.kind == "quadruped" else placeholders(cfg.path)
+        if cfg.kind != "quadruped":
+            return placeholders(cfg.path)
+        return quadruped_findings(cfg) + own_model_findings(cfg)
     except Exception as exc:  # noqa: BLE001 - a checker bug is a warning, not a traceback
         return [f"the consistency checks crashed ({type(exc).__name__}: {exc}); this is a bug in motiond, "
                 "please report it"]

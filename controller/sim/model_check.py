@@ -1,0 +1,133 @@
+"""What `motionctl check-config` says of a robot's own MJCF (`sim.mjcf`)
+beyond whether it builds (controller/cli/check_config.py): the figures
+that load but will cost the robot, each with what to do.
+
+- kinematics: the feet where the config's leg geometry and joint map put
+  them, against the model's, over poses inside the joint limits (the test
+  tests/test_physics_model.py holds the generated model to, on the user's
+  robot);
+- joint damping in the model: a real motor's friction and damping are in
+  its law already, and a maker's 2 N m s/rad cost a trot a quarter of its
+  speed;
+- soft foot contact: feet that sink let the lower legs rest on the floor;
+- torque limits: the model's actuators against the config's
+  `torque_limit` (the simulator's motors use the config's).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from controller.robot.config import Config
+from controller.robot.config.quadruped import Geometry
+from controller.robot.kinematics import QuadrupedKinematics
+from controller.sim.mjcf import robot_mjcf
+from controller.sim.own_model import model_joints, own_model_path
+
+FEET_TOLERANCE = 0.005        # m: the model's foot this far from the config's is a different leg
+POSES = 200
+DAMPING_WARN = 0.1            # N m s/rad
+SOFT_TIMECONST = 0.02         # s: MuJoCo's default solref time constant
+SOFT_DMIN = 0.9               # MuJoCo's default solimp dmin
+TORQUE_TOLERANCE = 0.1        # share
+
+
+def own_model_findings(cfg: Config) -> list[str]:
+    """Warnings on the robot's own MJCF (module docstring); [] without one.
+    The model must build (check_config.own_model_problem says why not)."""
+    path = own_model_path(cfg)
+    if path is None or cfg.kind != "quadruped":
+        return []
+    model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
+    names, jm = model_joints(cfg)
+    out = _kinematics(cfg, model, names, jm)
+    out += _damping(model, names)
+    out += _soft_feet(cfg, model)
+    out += _torques(cfg, mujoco.MjSpec.from_file(str(path)), names, jm)
+    return out
+
+
+def _kinematics(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]:
+    if not isinstance(cfg.geometry, Geometry):
+        return []
+    kin = QuadrupedKinematics(cfg.geometry)
+    data = mujoco.MjData(model)
+    qadr = np.array([model.jnt_qposadr[model.joint(n).id] for n in names])
+    rng = np.random.default_rng(0)
+    worst, at, leg_at = 0.0, None, ""
+    for _ in range(POSES):
+        q = rng.uniform(cfg.q_min, cfg.q_max)
+        data.qpos[:] = model.qpos0
+        data.qpos[0:7] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]      # the trunk at the origin, level
+        data.qpos[qadr] = jm.positions_to_wire(q)
+        mujoco.mj_kinematics(model, data)
+        feet = np.array([data.site(f"{leg}_foot").xpos for leg in cfg.legs])
+        error = np.linalg.norm(feet - kin.forward(q.reshape(len(cfg.legs), 3)), axis=1)
+        if error.max() > worst:
+            worst, at, leg_at = float(error.max()), q, cfg.legs[int(error.argmax())]
+    if worst <= FEET_TOLERANCE:
+        return []
+    assert at is not None
+    pose = ", ".join(f"{n} {v:+.2f}" for n, v in zip(cfg.joint_names, at) if n.startswith(f"{leg_at}_"))
+    return [f"sim.mjcf: the model's {leg_at} foot is {1000 * worst:.0f} mm from where the config puts it "
+            f"(at {pose} rad): the controller's geometry (hip_offset, abad_link, hip_link, knee_link, "
+            "foot_radius) or joint_map (wire_order, direction, offset) is not this model's; correct them "
+            "from the model, or every stand and step lands elsewhere than planned"]
+
+
+def _damping(model: Any, names: list[str]) -> list[str]:
+    damped = [(n, float(model.dof_damping[model.jnt_dofadr[model.joint(n).id]])) for n in names]
+    damped = [(n, d) for n, d in damped if d > DAMPING_WARN]
+    if not damped:
+        return []
+    worst = max(d for _, d in damped)
+    return [f"sim.mjcf: {len(damped)} leg joints carry damping (up to {worst:g} N m s/rad, "
+            f"{damped[0][0]} ...): the simulator's motors already run the driver's law, and damping on "
+            "top slows every swing (a maker's 2 N m s/rad cost a trot 23 % of its speed); keep only what "
+            "the real joint has beyond its motor, often 0"]
+
+
+def _soft_feet(cfg: Config, model: Any) -> list[str]:
+    out = []
+    for leg in cfg.legs:
+        g = model.geom(f"{leg}_foot")
+        timeconst, dmin = float(g.solref[0]), float(g.solimp[0])
+        if timeconst > SOFT_TIMECONST or (g.solref[0] > 0 and dmin < SOFT_DMIN):
+            out.append(f"sim.mjcf: the {leg} foot's contact is softer than MuJoCo's default (solref "
+                       f"{g.solref.tolist()}, solimp {g.solimp[:3].tolist()}): the feet sink, and a lower leg "
+                       "may rest on the floor while the robot stands; use the default unless the real "
+                       "foot is that soft")
+            break           # one line for the four feet
+    return out
+
+
+def _torques(cfg: Config, spec: Any, names: list[str], jm: Any) -> list[str]:
+    """The maker's actuators' torque limits (forcerange, else ctrlrange times
+    gear for a motor) against the config's, per joint."""
+    limit = cfg.torque_limit[jm.order]             # per wire slot, as the simulator's motors use it
+    theirs: dict[str, float] = {}
+    for actuator in spec.actuators:
+        if actuator.trntype != mujoco.mjtTrn.mjTRN_JOINT or actuator.target not in names:
+            continue
+        gear = abs(float(actuator.gear[0])) or 1.0
+        if actuator.forcelimited == mujoco.mjtLimited.mjLIMITED_TRUE or \
+                (actuator.forcelimited == mujoco.mjtLimited.mjLIMITED_AUTO and actuator.forcerange[1] > 0):
+            theirs[actuator.target] = float(max(abs(actuator.forcerange[0]), abs(actuator.forcerange[1])))
+        elif actuator.ctrllimited != mujoco.mjtLimited.mjLIMITED_FALSE and actuator.ctrlrange[1] > 0 \
+                and actuator.biastype == mujoco.mjtBias.mjBIAS_NONE:
+            theirs[actuator.target] = float(max(abs(actuator.ctrlrange[0]), abs(actuator.ctrlrange[1]))) * gear
+    missing = [n for n in names if n not in theirs]
+    out = []
+    if missing:
+        out.append(f"sim.mjcf: the model gives no torque limit for {len(missing)} joints ({missing[0]} ...): "
+                   "the simulator uses the config's torque_limit; check it against the motor's data sheet")
+    differ = [(n, theirs[n], float(limit[k])) for k, n in enumerate(names)
+              if n in theirs and abs(theirs[n] - limit[k]) > TORQUE_TOLERANCE * theirs[n]]
+    if differ:
+        n, model_limit, config_limit = differ[0]
+        out.append(f"sim.mjcf: torque_limit differs from the model's actuators on {len(differ)} joints "
+                   f"({n}: the model {model_limit:g} N m, the config {config_limit:g}): the simulated motors "
+                   "use the config's; make them agree with the motor's data")
+    return out
