@@ -914,6 +914,13 @@ def test_watch_plain_output_has_odometry_and_one_line_per_event() -> None:
     assert lines[1] == "event GOAL_DONE REACHED goal 9 (MOVE_DISTANCE) at x 0.000 y 0.000 yaw 0.000: reached: 1.000 m"
 
 
+def test_a_fault_or_fall_event_is_about_the_robot_not_a_goal() -> None:
+    fault = motion_event_t.decode(event_bytes(EventKind.FAULT, 0, 0, text="motor_weak: FR_knee gave 0 %: "
+                                              "damping (EDAMP)", value=2.0))
+    assert client.describe_event(fault) == ("FAULT at x 0.000 y 0.000 yaw 0.000: motor_weak: FR_knee gave 0 %: "
+                                            "damping (EDAMP)")
+
+
 def test_watch_screen_keeps_the_last_five_events() -> None:
     state = watch_cmd.WatchState()
     for i in range(8):

@@ -300,6 +300,8 @@ def describe_event(event: motion_event_t) -> str:
     if event.kind in (EventKind.SCRIPT_STARTED, EventKind.SCRIPT_DONE):
         return f"{enum_name(EventKind, event.kind)} {describe_script_event(event)}"
     what = enum_name(EventKind, event.kind)
+    if event.kind in (EventKind.FALL, EventKind.FAULT):      # about the robot, not a goal
+        return f"{what} at x {event.x:.3f} y {event.y:.3f} yaw {event.yaw:.3f}: {event.text}"
     if event.kind == EventKind.GOAL_DONE:
         what += f" {enum_name(Reason, event.reason)}"
     if event.kind == EventKind.BATTERY_LOW:
