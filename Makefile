@@ -71,7 +71,7 @@ bench: build peers
 # ground truth; a table on stdout and bench/physics.json. A benchmark: a
 # failing row is a finding, not a failed build. In process, no sockets.
 # ROBOT=path/to/robot.yaml scores that config (by the rows of the card's robot
-# of its kind); ARGS: --robot NAME, --only TEXT, --jobs N.
+# of its kind); ARGS: --robot NAME, --only NAME (a whole row name, or a pattern with * or ?), --jobs N.
 physics: build
 	$(PY) -m controller.sim.scorecard $(if $(filter command line,$(origin ROBOT)),--robot $(ROBOT)) $(ARGS)
 

@@ -317,10 +317,20 @@ def test_progress_under_a_command_that_prints_its_own_lines() -> None:
     assert term.getvalue().endswith("\n")
 
 
+def test_only_selects_whole_names_their_variants_or_a_pattern() -> None:
+    assert scorecard.selected("stand up (12)", ["stand up (12)"])
+    assert not scorecard.selected("two-leg stand", ["stand"])          # not a piece of a name
+    assert scorecard.selected("motion (62/14) [friction 1]", ["motion (62/14)"])     # its variants
+    assert not scorecard.selected("motion (62/14) [friction 1]", ["motion (62/1)"])
+    assert scorecard.selected("a 0.2 rad/s yaw gyro bias standing", ["*gyro bias*"])
+    assert scorecard.selected("motion (62/14) [friction 1]", ["motion (62/1?) [friction *]"])   # brackets plain
+    assert scorecard.selected("anything", None) and scorecard.selected("anything", [])
+
+
 def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.CaptureFixture[str]) -> None:
     from controller.cli import motionctl
     assert motionctl.main(["physics", "--only", "no such row"]) == 2
     err = capsys.readouterr().err
-    assert "no row name contains 'no such row'; rows are named like: " in err
+    assert "no row is named 'no such row' (a whole name, or a pattern with * or ?); rows are named like: " in err
     assert motionctl.main(["physics", "--robot", "spot"]) == 2
     assert "no robot spot in the card (robots: cyberdog2, go2, humanoid20, nao22)" in capsys.readouterr().err

@@ -11,6 +11,7 @@ scorecard itself could not run.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import sys
@@ -781,6 +782,19 @@ def add_config_robot(path: Path) -> str:
     raise ConfigError(f"{path}: the scorecard has no rows for a {cfg.kind}")
 
 
+def selected(name: str, only: list[str] | None) -> bool:
+    """Whether `--only` selects the row `name`: by its whole name, by its
+    name without the variants in brackets ("motion (62/14)" selects its
+    "[friction 1]" too), or by a shell pattern with * or ? ("*gyro bias*";
+    brackets in a name are plain characters). "stand" selects no "two-leg
+    stand"."""
+    if not only:
+        return True
+    base = name.split(" [", 1)[0]
+    return any(p in (name, base) or (("*" in p or "?" in p) and fnmatch.fnmatchcase(name, p.replace("[", "[[]")))
+               for p in only)
+
+
 def nothing_matched(robots: list[str], only: list[str] | None) -> str:
     """Why no row was selected, with what there is to choose from."""
     known = list(CARD_DATA["robots"])
@@ -789,8 +803,8 @@ def nothing_matched(robots: list[str], only: list[str] | None) -> str:
         return f"no robot {', '.join(unknown)} in the card (robots: {', '.join(known)})"
     names = sorted({r.name for robot, spec in CARD_DATA["robots"].items() if not robots or robot in robots
                     for r in expand(robot, spec)})
-    return (f"no row name contains {' or '.join(repr(t) for t in only or [])}; "
-            f"rows are named like: {', '.join(names[:8])}...")
+    return (f"no row is named {' or '.join(repr(t) for t in only or [])} (a whole name, or a pattern with * "
+            f"or ?); rows are named like: {', '.join(names[:8])}...")
 
 
 DESCRIPTION = "Drive every shipped robot through its modes and gaits in physics and judge what the body did."
@@ -808,7 +822,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only this robot (repeatable): a name in config/physics/scorecard.yaml, or a "
                         "robot config file (.yaml), scored by the rows of the card's robot of its kind")
     p.add_argument("--only", action="append",
-                   help="only rows whose name contains this text (repeatable: any of them)")
+                   help="only this row: its whole name (without its [variants]: all of them), or a "
+                        "pattern with * or ? (\"*gyro bias*\"); repeatable: any of them")
     p.add_argument("--world", metavar="NAME",
                    help="run the selected rows in this world of config/physics/worlds.yaml, on top of "
                         "each row's own (e.g. real_actuators_3ms: every row on the real motors, 3 ms delay)")
@@ -831,7 +846,7 @@ def run(args: argparse.Namespace) -> int:
     for robot, spec in CARD_DATA["robots"].items():
         if args.robot and robot not in args.robot:
             continue
-        rows += [r for r in expand(robot, spec) if not args.only or any(t in r.name for t in args.only)]
+        rows += [r for r in expand(robot, spec) if selected(r.name, args.only)]
     if args.world and rows:
         try:
             rows = in_world(rows, args.world)
