@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from controller.behaviours.base import Imu, Robot
+from controller.behaviours.base import Imu
 from controller.core.director import Director
 from controller.core.estimator import QuadrupedEstimator
 from controller.core.fsm import Fsm
@@ -36,7 +36,6 @@ class TickState(Protocol):
     epoch_offset_ns: int
     shutting_down: bool
     # the robot and its modes
-    robot: Robot
     kin: Any
     kernel: Kernel
     joint_map: JointMap
