@@ -116,14 +116,16 @@ def test_the_default_checks_do_not_fire_on_the_sims_own_trot_and_stand() -> None
     assert t.ctl.last_reported[2] != EDAMP, t.ctl.counters.last_error
 
 
-@pytest.mark.parametrize("spec, event", [
-    ({"kind": "motor_dead", "joint": "FR_knee"}, "motor_weak"),
-    ({"kind": "encoder_jump", "joint": "FR_hip", "rad": 0.3}, "encoder"),
-    ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder"),
-    ({"kind": "imu_freeze"}, "imu"),
-    ({"kind": "gyro_bias", "axis": 2, "rad_s": 0.2}, "gyro"),
+@pytest.mark.parametrize("spec, event, trotting", [
+    ({"kind": "motor_dead", "joint": "FR_knee"}, "motor_weak", True),
+    ({"kind": "encoder_jump", "joint": "FR_hip", "rad": 0.3}, "encoder", True),
+    ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder", True),
+    ({"kind": "imu_freeze"}, "imu", True),
+    # The gyro check needs three loaded feet: a stand, not a trot's diagonals.
+    ({"kind": "gyro_bias", "axis": 2, "rad_s": 0.2}, "gyro", False),
 ])
-def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict[str, Any], event: str) -> None:
+def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict[str, Any], event: str,
+                                                                     trotting: bool) -> None:
     """Found, damped and reported: last_error, a FAULT motion_event naming
     the part, and for one joint motiond's bit in its motor_error (response
     and status), which a new command clears."""
@@ -132,8 +134,9 @@ def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: di
     t = Trial(cfg, recorder=lambda port, utime, channel, data: seen.append((channel, data)))
     t.send(12)
     t.run(3)
-    t.send(11, gait_id=3, vel_des=[0.5, 0, 0], step_height=[0.06, 0.06])
-    t.run(2.3)
+    if trotting:
+        t.send(11, gait_id=3, vel_des=[0.5, 0, 0], step_height=[0.06, 0.06])
+        t.run(2.3)
     t.robot.inject(Fault.from_spec(spec, list(cfg.joint_names), list(cfg.legs), "test"))
     ticks = 0
     while ticks < 1000 and t.ctl.last_reported[2] != EDAMP:

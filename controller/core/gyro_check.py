@@ -8,16 +8,17 @@ v_i - v_j = (p_i - p_j) x w for the body's true rate w. With the gyro g =
 w + b, each pair gives [d]x b = [d]x g - dv (d = p_i - p_j): three equations
 in the bias b, of which the component along d is unseen. Summed over every
 loaded pair and over a window (exponential, `gyro_window_s`), the normal
-equations give b along every direction the pairs have seen: a stand (four
-feet) sees all three axes at once, a trot's alternating diagonals over a
-step or two.
+equations give b along every direction the pairs have seen.
 
-The feet are balls: a loaded foot rolls, its centre moving by (w + w_leg) x
-(r n) (n up, r the foot's radius, w_leg the shank's rate from the joints),
-which is taken off. With three or more loaded feet, a sample whose pairs
-no one rate fits is a sliding foot and left out. A turning gait slides its
-feet (two at a time: nothing to tell it by), so samples count less
-the faster the gyro says the body turns (a weight 1 / (1 + (|g| / TURN)^2)),
+Only samples with three or more loaded feet count, and of those only the
+ones some single rate fits within SLIDE: two feet cannot show that neither
+slides, and the full card showed what that costs (a trot up a slope, the
+two-leg stand on its hind feet, hops landing: each read a slide as a
+bias). So a stand sees the gyro at once and a trot only in its moments on
+three or four feet. The feet are balls: a loaded foot rolls, its centre
+moving by (w + w_leg) x (r n) (n up, r the foot's radius, w_leg the
+shank's rate from the joints), which is taken off. Samples count less the
+faster the gyro says the body turns (a weight 1 / (1 + (|g| / TURN)^2)),
 and a window without enough weight says nothing. A bias over
 `gyro_bias_rad_s` for `gyro_bias_ms` is a fault. Sampled every SAMPLE
 ticks and solved on others: the check costs a tick a few tens of us.
@@ -33,6 +34,7 @@ SAMPLE = 5                  # ticks between samples (a bias changes slower than 
 EVERY = 10                  # ticks between solutions of the normal equations, on other ticks
 OBSERVABLE = 0.1            # a direction seen with this share of the best one's weight
 SLIDE = 0.03               # m/s: pairs of loaded feet disagreeing by more on one rate: a foot slides
+MIN_FEET = 3                # loaded feet a sample needs: two cannot show that neither slides
 LOADED = 1.0                # the estimator's trust of a foot that carries load and is planned down
 UP = np.array([0.0, 0.0, 1.0])
 
@@ -78,7 +80,7 @@ class GyroCheck:
             self.rhs *= self.decay
             self.weight *= self.decay
             loaded = np.flatnonzero(trust >= LOADED)
-            if len(loaded) >= 2:
+            if len(loaded) >= MIN_FEET:
                 self._add(gyro, rot, feet[loaded], jacobian[loaded], q.reshape(-1, 3)[loaded],
                           qd.reshape(-1, 3)[loaded])
             return None
@@ -104,7 +106,7 @@ class GyroCheck:
         i, j = self.pairs[len(feet)]
         a = skew(feet[i] - feet[j])
         y = a @ gyro - (v[i] - v[j])
-        if len(feet) >= 3 and self._slides(a, y):
+        if self._slides(a, y):
             return
         w = 1.0 / (1.0 + (float(np.linalg.norm(gyro)) / TURN) ** 2)
         self.normal += w * np.einsum("kji,kjl->il", a, a)
