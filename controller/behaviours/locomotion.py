@@ -254,9 +254,9 @@ class Locomotion(Behaviour):
         the MPC's reference from the next tick."""
         gen, body, terrain = self.gen, ctx.body, self.terrain
         assert body is not None and self.balance is not None and gen.gait is not None
-        # The dances and user gaits: shows on a floor, as written (a moonwalk's
-        # feet drag back by design, which the stumble reflex took for trips).
-        if self.motion_gait(gen.gait.id) or gen.gait.id in USER_GAIT_IDS:
+        # The dances and user gaits (motion_family): shows on a floor, as written
+        # (a moonwalk's feet drag back by design, which the stumble reflex took for trips).
+        if self.motion_family(gen.gait, gen.timing)[0]:
             if terrain.started:
                 terrain.reset()
                 gen.apex_floor = 0.0
