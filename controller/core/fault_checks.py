@@ -78,10 +78,7 @@ class FaultChecks:
         state = ctl.fsm.state
         if self.joint_watch.lost or not ctl.fsm.measured or not state.checks_tracking \
                 or ctl.fsm.operating in (EDAMP, ESTOP):
-            self.tracking.reset()
-            self.sensor_watch.reset()
-            if self.gyro_check is not None:
-                self.gyro_check.reset()
+            self._reset_watches()
             self.fresh_joints = self.fresh_imu = False
             return False
         if self.check_sensors(now_ns):
@@ -129,11 +126,15 @@ class FaultChecks:
                 else FOUND_MOTOR
             self.show_motor_errors()
         self.trip(now_ns, found.event, found.text, joint_index=found.joint, **fields)
-        watch.reset()
+        self._reset_watches()
+        return True
+
+    def _reset_watches(self) -> None:
+        """The running counts of every reading check start over."""
+        self.tracking.reset()
+        self.sensor_watch.reset()
         if self.gyro_check is not None:
             self.gyro_check.reset()
-        self.tracking.reset()
-        return True
 
     def trip(self, now_ns: int, event: str, text: str, joint_index: int | None = None,
              **fields: Any) -> None:
