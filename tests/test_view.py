@@ -101,10 +101,16 @@ def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
                 done = subprocess.run([sys.executable, "-m", "controller.cli.motionctl", *argv], cwd=ROOT,
                                       env=env, capture_output=True, text=True, timeout=60)
                 assert done.returncode == 0, done.stdout + done.stderr
-            viewer = motionctl("view", "--seconds", "30", env=env)
-            end = time.monotonic() + 20
+            # The trot takes ~5 s to get 2 m away here; the bound is only a
+            # hang guard (CI's machine, with a software-GL viewer beside the
+            # simulator, once needed more than 20 s). What is judged is the
+            # picture once the robot is 2 m away, not how soon.
+            viewer = motionctl("view", "--seconds", "150", env=env)
+            start, end = time.monotonic(), time.monotonic() + 120
             while truth.states[-1][1] < 2.0:
-                assert time.monotonic() < end, f"the robot did not get 2 m away (x {truth.states[-1][1]:.2f} m)"
+                assert viewer.poll() is None, viewer.communicate()[1]
+                assert time.monotonic() < end, (f"the robot did not get 2 m away in "
+                                                f"{time.monotonic() - start:.0f} s (x {truth.states[-1][1]:.2f} m)")
                 time.sleep(0.2)
             assert robot_on_screen(viewer, 5), "2 m away the view shows no robot"
         finally:
