@@ -71,7 +71,8 @@ bench: build peers
 # ground truth; a table on stdout and bench/physics.json. A benchmark: a
 # failing row is a finding, not a failed build. In process, no sockets.
 # ROBOT=path/to/robot.yaml scores that config (by the rows of the card's robot
-# of its kind); ARGS: --robot NAME, --only NAME (a whole row name, or a pattern with * or ?), --jobs N.
+# of its kind); ARGS: --robot NAME, --only NAME (a whole row name, or a pattern with * or ?), --jobs N,
+# --ray auto|ADDRESS (the rows on a Ray cluster, docs/PHYSICS.md).
 physics: build
 	$(PY) -m controller.sim.scorecard $(if $(filter command line,$(origin ROBOT)),--robot $(ROBOT)) $(ARGS)
 
@@ -120,7 +121,7 @@ $(PY):
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install "setuptools>=77" wheel "cffi>=1.16" "lcm>=1.5" numpy pyyaml structlog "mujoco>=3.1" \
-	    pillow "quadprog>=0.1.12" "cma>=3.3" "cyclonedds==11.0.1" "imageio-ffmpeg>=0.5" "foxglove-sdk>=0.30" pytest pytest-xdist \
+	    pillow "quadprog>=0.1.12" "cma>=3.3" "ray>=2.9" "cyclonedds==11.0.1" "imageio-ffmpeg>=0.5" "foxglove-sdk>=0.30" pytest pytest-xdist \
 	    hypothesis matplotlib "websockets>=12" "protobuf>=4" "mcap>=1.1" \
 	    ruff mypy types-PyYAML
 	touch $@

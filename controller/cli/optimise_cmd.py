@@ -59,7 +59,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="candidates per generation (default: CMA-ES's own for the parameter count)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     p.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="rollout processes (default: one per core)")
+                   help="rollout processes (default: one per core, up to 8)")
+    p.add_argument("--ray", metavar="auto|ADDRESS", default=None,
+                   help="run the rollouts on a running Ray cluster: `auto` or the head's host:port "
+                        "(`pip install 'motiond[ray]'`, docs/PHYSICS.md). Default: local processes")
     p.add_argument("--start", type=Path, metavar="FILE",
                    help="start from the parameters a trajectory file of this motion records "
                         "(default: the optimiser's generic guess)")
@@ -99,6 +102,7 @@ def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
     from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
+    from controller.sim.workers import WorkersError
 
     if cfg.kind != "quadruped" or cfg.num_joints != 12:
         print(f"motionctl: optimise: {cfg.path} is not a 12-joint quadruped", file=sys.stderr)
@@ -130,9 +134,13 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
               flush=True)
         bar.step(f"cost {cost:.3f}")
 
-    result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
-                      population=args.population, sigma=sigma, seed=args.seed,
-                      workers=args.workers, start=start, progress=progress)
+    try:
+        result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
+                          population=args.population, sigma=sigma, seed=args.seed,
+                          workers=args.workers, start=start, ray=args.ray, progress=progress)
+    except WorkersError as exc:
+        print(f"motionctl: optimise: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     bar.close()
     meta = {
         "goal": args.motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
@@ -157,6 +165,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     args.output.write_text(traj.to_yaml(cfg.tick_hz, cfg.joint_names, header))
     print(f"wrote {args.output} (cost {result.cost:.3f}, {result.evaluations} rollouts, "
           f"{time.monotonic() - started:.0f} s)")
+    if result.lost:
+        print(f"motionctl: optimise: {result.lost} candidates were lost with their workers (costed "
+              f"as failures)", file=sys.stderr)
     if args.mirror is not None:
         mirrored = mirror(traj, cfg, args.mirror.stem, {"mirrored_from": args.output.name})
         args.mirror.write_text(mirrored.to_yaml(

@@ -27,10 +27,8 @@ trajectory file.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from typing import Any
 
 import mujoco
@@ -43,6 +41,7 @@ from controller.robot.config.quadruped import Geometry
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
 from controller.sim.physics import PhysicsRobot
+from controller.sim.workers import Lost, Workers, local_cores
 from controller.sim.world import World
 
 # Leg pairs by leg index (FR, FL, RR, RL): front 0, 1; rear 2, 3. Left legs 1, 3.
@@ -468,6 +467,7 @@ def cost(goal: Goal, o: Outcome, stand_height: float, stair: bool = False) -> fl
 # -- the search ---------------------------------------------------------------
 
 _worker: dict[str, Any] = {}
+LOST_COST = 1e6      # a candidate never evaluated: worse than any that ran
 
 
 def _init(config_path: str, goal_name: str, worlds: Sequence[World]) -> None:
@@ -501,15 +501,18 @@ class Result:
     outcomes: list[dict[str, Any]]
     evaluations: int
     generations: int
+    lost: int = 0        # candidates whose workers died twice (costed LOST_COST)
 
 
 def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
              generations: int = 60, population: int = 0, sigma: float = 0.25, seed: int = 1,
-             workers: int = 0, start: Sequence[float] | None = None,
+             workers: int = 0, start: Sequence[float] | None = None, ray: str | None = None,
              progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None) -> Result:
     """CMA-ES over the goal's parameters, each scaled to [0, 1] between its
     bounds; a candidate's cost is its worst over `worlds` (a roll-over's: its
-    mean)."""
+    mean). The candidates of a generation run on `workers` local processes
+    (0: one a core, up to 8) or on the Ray cluster at `ray`; a candidate
+    whose worker died twice costs LOST_COST and is counted in `lost`."""
     import cma  # the optimiser's own dependency, loaded only here
 
     params = goal.params(load_config(config_path))
@@ -520,20 +523,27 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
     if population:
         options["popsize"] = population
     es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
-    procs = workers or max(1, min(len(os.sched_getaffinity(0)), 8))
+    procs = workers or max(1, min(local_cores(), 8))
     best = Result(x0, math.inf, [], 0, 0)
-    ctx = get_context("fork")
-    with ctx.Pool(procs, _init, (config_path, goal.name, list(worlds))) as pool:
-        while not es.stop():
-            unit = es.ask()
-            xs = [low + span * np.clip(u, 0, 1) for u in unit]
-            results = pool.map(_evaluate, xs)
-            es.tell(unit, [c for c, _ in results])
-            best.evaluations += len(xs)
-            best.generations += 1
-            i = int(np.argmin([c for c, _ in results]))
-            if results[i][0] < best.cost:
-                best.x, best.cost, best.outcomes = xs[i], results[i][0], results[i][1]
-            if progress is not None:
-                progress(best.generations, best.cost, best.outcomes)
+    with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds))) as pool:
+        _generations(es, pool, low, span, best, progress)
     return best
+
+
+def _generations(es: Any, pool: Workers, low: np.ndarray, span: np.ndarray, best: Result,
+                 progress: Callable[[int, float, list[dict[str, Any]]], None] | None) -> None:
+    while not es.stop():
+        unit = es.ask()
+        xs = [low + span * np.clip(u, 0, 1) for u in unit]
+        got = pool.map(_evaluate, xs)
+        best.lost += sum(isinstance(r, Lost) for r in got)
+        results = [(LOST_COST, [{"world": "lost", "why": r.why, "cost": LOST_COST}]) if isinstance(r, Lost)
+                   else r for r in got]
+        es.tell(unit, [c for c, _ in results])
+        best.evaluations += len(xs)
+        best.generations += 1
+        i = int(np.argmin([c for c, _ in results]))
+        if results[i][0] < best.cost:
+            best.x, best.cost, best.outcomes = xs[i], results[i][0], results[i][1]
+        if progress is not None:
+            progress(best.generations, best.cost, best.outcomes)

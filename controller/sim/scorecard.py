@@ -16,7 +16,6 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ from controller.sim.motion_path import commanded_path
 from controller.sim.physics import geom_labels
 from controller.sim.progress import Progress
 from controller.sim.trial import Trial
+from controller.sim.workers import Lost, Workers, WorkersError
+from controller.sim.workers import add_arguments as add_worker_arguments
 from controller.sim.world import World
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
@@ -73,6 +74,7 @@ class Row:
     verdicts: dict[str, tuple[bool, str]] = field(default_factory=dict)   # metric -> (pass, limit)
     error: str = ""
     seconds: float = 0.0      # wall time of the run
+    config: str = ""          # the robot's config file (set before the rows are sent to workers)
 
     @property
     def passed(self) -> bool:
@@ -220,7 +222,7 @@ def run_row(row: Row) -> Row:
 
 def _run(row: Row) -> None:
     spec = row.spec
-    cfg = load_config(CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
+    cfg = load_config(row.config or CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
     if not has_model(cfg):
         raise ConfigError(f"no physics model for {cfg.robot} yet")
     motion = spec.get("motion")
@@ -827,7 +829,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--world", metavar="NAME",
                    help="run the selected rows in this world of config/physics/worlds.yaml, on top of "
                         "each row's own (e.g. real_actuators_3ms: every row on the real motors, 3 ms delay)")
-    p.add_argument("--jobs", type=int, default=2, help="rows run in parallel (default: %(default)s)")
+    add_worker_arguments(p, "rows run at once on local processes (default: 2)")
     p.add_argument("-o", "--output", default="bench/physics.json", help="JSON results (default: %(default)s)")
     p.add_argument("--log-level", default="error",
                    help="the controllers' log level while the rows run (default: %(default)s)")
@@ -856,16 +858,26 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no rows selected: {nothing_matched(args.robot, args.only)}", file=sys.stderr)
         return 2
+    for row in rows:      # the config by path: a worker of a Ray cluster knows no --robot file
+        row.config = str((CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"]).resolve())
     configure(args.log_level)          # only now: a run that selects nothing leaves logging alone
+    try:
+        workers = Workers(2 if args.jobs is None else args.jobs, args.ray, initializer=configure,
+                          initargs=(args.log_level,))
+    except WorkersError as exc:
+        print(f"scorecard: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(rows)} rows on {workers.where()}", file=sys.stderr)
     progress = Progress(len(rows), "rows")
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=configure,
-                             initargs=(args.log_level,)) as pool:
-        futures = {pool.submit(run_row, row): i for i, row in enumerate(rows)}
-        finished: dict[int, Row] = {}
-        for future in as_completed(futures):
-            row = finished[futures[future]] = future.result()
+    finished: dict[int, Row] = {}
+    with workers:
+        for i, result in workers.run(run_row, rows):
+            if isinstance(result, Lost):     # reported as a failed row, never dropped
+                rows[i].error = f"not run: {result.why}"
+                result = rows[i]
+            row = finished[i] = result
             progress.step(f"{row.robot} {row.name}", row.passed)
-        done = [finished[i] for i in range(len(rows))]     # the card's order
+    done = [finished[i] for i in range(len(rows))]     # the card's order
     print(table(done))
     costs = {robot: cost(robot) for robot in sorted({r.robot for r in done})}
     print("\nphysics cost per 2 ms tick on one core (standing; µs p50/p99), and the real-time "
