@@ -73,7 +73,7 @@ def test_an_uncontrollable_model_is_refused():
     A = np.diag([1.0, 0.0])          # the unstable state has no input
     B = np.array([[0.0], [1.0]])
     with pytest.raises(ValueError, match="controllable"):
-        lqr_gain(A, B, np.eye(2), np.eye(1), 0.01, iterations=20_000)
+        lqr_gain(A, B, np.eye(2), np.eye(1), 0.01)
 
 
 def test_min_jerk_starts_and_ends_at_rest_and_its_derivatives_match_finite_differences():

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from controller.robot.config.reader import parse_yaml
+
 MAX_SEGMENTS = 1000          # 30 s cycles: far beyond any real gait
 SEGMENT_MS = 30.0            # one MPC step (SPEC §5.4, §8.2)
 
@@ -210,7 +212,7 @@ def _contact(f: _File, legs: int) -> np.ndarray:
 
 def load_gait(path: Path, legs: int) -> GaitDefinition:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = parse_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise GaitError(f"{path}: cannot read: {exc}") from exc
     if not isinstance(data, dict):

@@ -35,6 +35,7 @@ import numpy as np
 import yaml
 
 from controller.motion.scripts import PROFILE_CODE, PROFILES, JointLimits
+from controller.robot.config.reader import parse_yaml
 from controller.robot.native import Kernel
 
 SUFFIX = ".yaml"
@@ -113,7 +114,7 @@ def _phase_fault(p: Phase, robot: JointLimits, torque_limit: np.ndarray) -> str 
 def load(path: Path, joints: list[str], tick_hz: float) -> Trajectory:
     """Read a trajectory file written for a robot with these joint names."""
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = parse_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise TrajectoryError(f"{path}: {exc}") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("phases"), list) or not doc["phases"]:

@@ -29,22 +29,36 @@ from controller.robot.kinematics import QuadrupedKinematics
 
 
 def lqr_gain(A: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray, dt: float,
-             tolerance: float = 1e-10, iterations: int = 200_000) -> np.ndarray:
+             tolerance: float = 1e-12, iterations: int = 100) -> np.ndarray:
     """The discrete-time LQR gain K (u = -K x) of x' = A x + B u sampled at dt
-    (forward Euler), by iterating the Riccati equation to a fixed point."""
+    (forward Euler): P of the discrete Riccati equation by the doubling
+    algorithm (each step squares the horizon, so some 20 steps reach what a
+    fixed-point iteration needs thousands for), then K from P."""
     n = len(A)
     Ad = np.eye(n) + A * dt
     Bd = B * dt
-    P = Q.copy()
-    K = np.zeros((B.shape[1], n))
+    # P = Q + Ad' P Ad - Ad' P Bd (R + Bd' P Bd)^-1 Bd' P Ad: with
+    # G = Bd R^-1 Bd', iterate A <- A W^-1 A, G <- G + A W^-1 G A',
+    # H <- H + A' H W^-1 A, W = I + G H; H tends to P.
+    a, g, h = Ad.copy(), Bd @ np.linalg.solve(R, Bd.T), Q.astype(float).copy()
     for _ in range(iterations):
-        BtP = Bd.T @ P
-        K = np.linalg.solve(R + BtP @ Bd, BtP @ Ad)
-        P_next = Q + Ad.T @ P @ (Ad - Bd @ K)
-        if np.max(np.abs(P_next - P)) <= tolerance * max(1.0, float(np.max(np.abs(P)))):
-            return K
-        P = P_next
-    raise ValueError("the Riccati iteration did not converge: is the model controllable?")
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):    # an uncontrollable model diverges
+                w = np.eye(n) + g @ h
+                wa = np.linalg.solve(w, a)
+                wg = np.linalg.solve(w, g)
+                h_next = h + a.T @ h @ wa
+                g, a = g + a @ wg @ a.T, a @ wa
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(h_next)):
+            break
+        done = np.max(np.abs(h_next - h)) <= tolerance * max(1.0, float(np.max(np.abs(h_next))))
+        h = h_next
+        if done:
+            BtP = Bd.T @ h
+            return np.linalg.solve(R + BtP @ Bd, BtP @ Ad)
+    raise ValueError("the Riccati equation has no stabilising solution: is the model controllable?")
 
 
 @dataclass(frozen=True)

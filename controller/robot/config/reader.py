@@ -70,17 +70,23 @@ class Reader:
         return np.array(value, dtype=float)
 
 
+def parse_yaml(text: str) -> Any:
+    """What yaml.safe_load does, with libyaml's parser when there is one
+    (raises yaml.YAMLError the same way)."""
+    loader = SAFE_LOADER(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_yaml(path: Path) -> Any:
     try:
         text = path.read_text()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        loader = SAFE_LOADER(text)            # what yaml.safe_load does, with libyaml's parser
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
+        return parse_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
 

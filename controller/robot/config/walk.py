@@ -13,7 +13,7 @@ import yaml
 
 from controller.robot.config.body import Gains
 from controller.robot.config.locomotion import goal_profile
-from controller.robot.config.reader import ConfigError, Reader
+from controller.robot.config.reader import ConfigError, Reader, parse_yaml
 from controller.robot.humanoid_kinematics import HumanoidConfigError, HumanoidGeometry
 
 AXES = ("x", "y", "yaw")   # the walk's command axes: vx, vy, yaw rate
@@ -129,7 +129,7 @@ def load_walk_params(path: str | Path) -> WalkParams:
     HumanoidConfigError names the file, the key and the reason."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = parse_yaml(path.read_text())
     except OSError as exc:
         raise HumanoidConfigError(f"{path}: cannot read: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
