@@ -1,7 +1,9 @@
+import logging
 import os
 import sys
 
 import pytest
+import structlog
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -21,3 +23,16 @@ def pytest_collection_modifyitems(config, items):
 def _require_netns():
     pytest.fail("this test opens udpm:// sockets: run it through `make test` "
                 "(tests/netns.sh), which makes a private network namespace")
+
+
+def pytest_configure(config):
+    """Log every level (capture_logs sees debug events; a failing test shows
+    what was logged) but render it cheaply: structlog's default console
+    rendering, with colours and a timestamp, costs some 60 us a line, and
+    floods and fuzzers log hundreds of thousands of lines."""
+    structlog.configure(
+        processors=[structlog.processors.add_log_level,
+                    structlog.processors.KeyValueRenderer(key_order=["level", "event"])],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+        logger_factory=structlog.WriteLoggerFactory(),
+        cache_logger_on_first_use=False)
