@@ -112,7 +112,8 @@ def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
                 assert time.monotonic() < end, (f"the robot did not get 2 m away in "
                                                 f"{time.monotonic() - start:.0f} s (x {truth.states[-1][1]:.2f} m)")
                 time.sleep(0.2)
-            assert robot_on_screen(viewer, 5), "2 m away the view shows no robot"
+            # A software-GL frame can take seconds on a loaded machine.
+            assert robot_on_screen(viewer, 20), "2 m away the view shows no robot"
         finally:
             subprocess.run([sys.executable, "-m", "controller.cli.motionctl", "hold", "--stop"], cwd=ROOT,
                            env=env, capture_output=True, timeout=10)
