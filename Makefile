@@ -72,9 +72,10 @@ bench: build peers
 # failing row is a finding, not a failed build. In process, no sockets.
 # ROBOT=path/to/robot.yaml scores that config (by the rows of the card's robot
 # of its kind); ARGS: --robot NAME, --only NAME (a whole row name, or a pattern with * or ?), --jobs N,
-# --ray auto|ADDRESS (the rows on a Ray cluster, docs/PHYSICS.md).
+# --ray auto|ADDRESS (the rows on a Ray cluster, docs/PHYSICS.md). One BLAS thread per row's
+# process: OpenBLAS's thread per core made a row no faster and two rows at once 1.7x slower.
 physics: build
-	$(PY) -m controller.sim.scorecard $(if $(filter command line,$(origin ROBOT)),--robot $(ROBOT)) $(ARGS)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m controller.sim.scorecard $(if $(filter command line,$(origin ROBOT)),--robot $(ROBOT)) $(ARGS)
 
 # The README's GIF: CyberDog 2 in physics (stand, trot, a motion, lie down),
 # recorded in process and drawn by `motionctl render` into docs/motiond.gif.

@@ -8,6 +8,11 @@
 # the exit status is the first failing pass's. A pass that selects no test
 # (arguments naming one file) is not a failure.
 set -u
+# One BLAS thread per process: numpy's OpenBLAS otherwise starts a thread per
+# core in every test process, and two xdist workers' threads fight over the
+# two cores (a scorecard worker measured: no faster with them, 1.7x slower
+# beside a second worker).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 py=$1 jobs=$2
 shift 2
 "$py" -m pytest -q -p xdist -n "$jobs" --dist loadfile -m "not udpm" --durations=20 "$@"

@@ -3,7 +3,7 @@ same rows on 1..N local processes and on a one-node Ray cluster of 1..N
 CPUs (N: this machine's cores), each run timed whole (start-up included).
 A table on stdout and bench/physics_scaling.json.
 
-    tests/netns.sh .venv/bin/python tests/bench/physics_scaling.py [--rows PATTERN ...] [--robot NAME]
+    OPENBLAS_NUM_THREADS=1 tests/netns.sh .venv/bin/python tests/bench/physics_scaling.py [--rows PATTERN ...]
 
 Ray's head runs on the namespace's loopback (tests/netns.sh: no packet
 leaves the machine)."""
@@ -88,6 +88,7 @@ def main() -> int:
               f"{r['speedup'] / r['workers']:>9.0%}")
     out = Path(args.output)
     out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "cores": cores, "robot": args.robot,
+                               "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
                                "rows": rows, "runs": runs}, indent=1) + "\n")
     print(f"written {out}")
     return 0
