@@ -23,7 +23,7 @@ from test_config_docs import KIND_SECTIONS, undocumented
 
 from controller.cli import config_checks, new_robot
 from controller.cli import motionctl as mc
-from controller.robot.config import Geometry, load_config
+from controller.robot.config import ConfigError, Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.mass_properties import load_figures, stand_angles, stand_body, total_mass
 from controller.sim.mjcf import robot_mjcf
@@ -318,6 +318,20 @@ def test_a_balance_mass_far_from_the_physics_figures(tree: Path, capsys: pytest.
     assert not any(w.startswith("balance.mass") for w in warnings(shipped))
 
 
+def test_a_balance_mass_far_from_the_own_mjcfs_bodies(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With `sim.mjcf` the model is the robot: its bodies' total (15.206 kg
+    for Go2's) is what balance.mass is held to, the physics file is not asked for."""
+    def change(d: dict[str, Any]) -> None:
+        d.setdefault("sim", {}).update({"mjcf": "physics/go2_own.xml", "mjcf_joints": OWN_JOINTS,
+                                        "physics": "physics/none.yaml"})
+        d["balance"]["mass"] = 20.0
+    _, lines = check(str(variant(tree, "go2_heavy", change, GO2)), capsys=capsys)
+    found = [w for w in warnings(lines) if w.startswith(("balance.mass", "sim.physics"))]
+    assert found == ["balance.mass: 20 kg, but the bodies of its own MJCF (go2_own.xml) add up to 15.206 kg "
+                     "(+32 %): the MPC would push for a robot of another weight; weigh the robot and correct one "
+                     "of them, or leave balance.mass out to derive it"]
+
+
 def test_no_physics_figures(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def change(d: dict[str, Any]) -> None:
         d["sim"]["physics"] = "physics/nope.yaml"
@@ -417,3 +431,72 @@ def test_a_written_figure_wins_and_each_missing_one_is_derived(tree: Path) -> No
     assert cfg.balance.mass == 8.3644 and cfg.balance.com_offset.tolist() == [0.027, 0.0, 0.0]
     _, body = derived_cyberdog()
     assert cfg.balance.inertia.tolist() == body.inertia.tolist()
+
+
+# -- balance's figures from the robot's own MJCF (sim.mjcf) ------------------------------------
+OWN_JOINTS = [f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("hip", "thigh", "calf")]
+GO2 = ROOT / "config" / "go2.yaml"
+
+
+def go2_from_its_model(mjcf: str = "physics/go2_own.xml") -> Callable[[dict[str, Any]], None]:
+    """Go2 with its own MJCF (Unitree's joint convention) and no body figure
+    written in balance."""
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("sim", {}).update({"mjcf": mjcf, "mjcf_joints": OWN_JOINTS})
+        for key in ("mass", "inertia", "com_offset"):
+            del data["balance"][key]
+    return change
+
+
+def test_with_its_own_mjcf_the_body_is_weighed_from_the_model_not_the_physics_file(tree: Path) -> None:
+    """config/physics/go2_own.xml carries Go2's figures in Unitree's joint
+    convention; posed at the stand through the config's joint map it weighs
+    what the physics file gives through the generated model, to the figures'
+    digits. The physics file is not read: it is gone from the tree."""
+    physics = tree / "config" / "physics" / "go2.yaml"
+    figures = physics.read_text()
+    physics.unlink()
+    try:
+        cfg = load_config(variant(tree, "go2_weighed_by_its_model", go2_from_its_model(), GO2))
+    finally:
+        physics.write_text(figures)
+    assert cfg.balance is not None and cfg.balance.derived == ("mass", "inertia", "com_offset")
+    assert cfg.balance.derived_from == (tree / "config" / "physics" / "go2_own.xml").resolve()
+    by_file = load_config(GO2)
+    assert isinstance(by_file.geometry, Geometry)
+    body = stand_body(by_file.path, by_file.robot, by_file.sim, by_file.geometry, by_file.stand_height,
+                      by_file.stand_com_x)
+    assert cfg.balance.mass == pytest.approx(body.mass, rel=1e-9)
+    assert np.allclose(cfg.balance.com_offset, body.com_offset, atol=1e-6)
+    assert np.allclose(cfg.balance.inertia, body.inertia, rtol=1e-5)
+    assert cfg.balance.mass == pytest.approx(by_file.balance.mass, abs=0.001)   # go2.yaml's stated figure
+
+
+def test_the_model_is_posed_through_the_joint_map(tree: Path) -> None:
+    """Without the joint map (the identity) the knees, negative in Unitree's
+    convention, are sent positive and out of the model's range: the body's
+    centre of mass comes out elsewhere. The map is what makes it the stand."""
+    def no_map(data: dict[str, Any]) -> None:
+        go2_from_its_model()(data)
+        del data["joint_map"]
+    right = load_config(variant(tree, "go2_mapped", go2_from_its_model(), GO2))
+    wrong = load_config(variant(tree, "go2_unmapped", no_map, GO2))
+    assert right.balance is not None and wrong.balance is not None
+    assert float(np.abs(right.balance.com_offset - wrong.balance.com_offset).max()) > 0.005
+
+
+@pytest.mark.parametrize(("sim", "expected"), [
+    ({"mjcf": "physics/nothing.xml"}, "physics/nothing.xml is not a file"),
+    ({"mjcf_joints": OWN_JOINTS[:-1]}, "sim.mjcf_joints: expected the model's 12 joint names"),
+    ({"mjcf_joints": [*OWN_JOINTS[:-1], "RR_ankle_joint"]}, "no joint 'RR_ankle_joint' in the model"),
+])
+def test_a_body_that_cannot_be_weighed_from_the_model_says_why(tree: Path, sim: dict[str, Any],
+                                                                expected: str) -> None:
+    def change(data: dict[str, Any]) -> None:
+        go2_from_its_model()(data)
+        data["sim"].update(sim)
+    with pytest.raises(ConfigError) as err:
+        load_config(variant(tree, "go2_unweighable", change, GO2))
+    message = str(err.value)
+    assert "balance.mass: missing, and it cannot be derived from its own MJCF (sim.mjcf)" in message
+    assert expected in message, message

@@ -34,6 +34,7 @@ from controller.motion.gait_table import SEGMENT_MS, GaitDefinition, GaitError, 
 from controller.robot.config import Config, ConfigError, Geometry
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.mass_properties import load_figures, physics_path, total_mass
+from controller.robot.mjcf_figures import compile_mjcf, floating_body, mjcf_path
 
 # The comment that marks a figure the user still has to measure (written by
 # `motionctl new-robot`; the template is controller/cli/templates/).
@@ -255,7 +256,12 @@ def torques(cfg: Config, kin: QuadrupedKinematics) -> list[str]:
 
 # -- the physics figures -----------------------------------------------------------------
 def physics(cfg: Config) -> list[str]:
-    """No physics file, or a balance mass far from its total."""
+    """No physics file (and no own MJCF), or a balance mass far from the
+    robot's total: the MJCF's when the config names one, else the physics
+    file's."""
+    own = mjcf_path(cfg.path, cfg.sim)
+    if own is not None:
+        return _own_mass(cfg, own)
     path = physics_path(cfg.path, cfg.robot, cfg.sim)
     if not path.is_file():
         return [f"sim.physics: no physics figures ({path} does not exist): the robot cannot be scored in "
@@ -265,14 +271,31 @@ def physics(cfg: Config) -> list[str]:
         total = total_mass(load_figures(path), len(cfg.legs), path)
     except ConfigError as exc:
         return [f"sim.physics: {exc}"]
-    out = []
-    if cfg.balance is not None and "mass" not in cfg.balance.derived:
-        mass = cfg.balance.mass
-        if abs(mass - total) > MASS_TOLERANCE * total:
-            out.append(f"balance.mass: {mass:g} kg, but the physics figures ({path.name}) add up to {total:.3f} kg "
-                       f"({100 * (mass - total) / total:+.0f} %): the MPC would push for a robot of another weight; "
-                       "weigh the robot and correct one of them, or leave balance.mass out to derive it")
-    return out + placeholders(path, f" (physics figures, {path})")
+    return _mass_against(cfg, total, f"the physics figures ({path.name})") + placeholders(
+        path, f" (physics figures, {path})")
+
+
+def _own_mass(cfg: Config, own: Path) -> list[str]:
+    """The robot's own MJCF's mass (every body the free joint carries)
+    against balance.mass; a model that does not compile is the model
+    check's finding (controller/sim/model_check.py), not repeated here."""
+    try:
+        model = compile_mjcf(own, f"{cfg.path}: sim.mjcf")
+        trunk = floating_body(model, f"{cfg.path}: sim.mjcf")
+    except ConfigError:
+        return []
+    return _mass_against(cfg, float(model.body_subtreemass[trunk]), f"the bodies of its own MJCF ({own.name})")
+
+
+def _mass_against(cfg: Config, total: float, source: str) -> list[str]:
+    if cfg.balance is None or "mass" in cfg.balance.derived:
+        return []
+    mass = cfg.balance.mass
+    if abs(mass - total) <= MASS_TOLERANCE * total:
+        return []
+    return [f"balance.mass: {mass:g} kg, but {source} add up to {total:.3f} kg "
+            f"({100 * (mass - total) / total:+.0f} %): the MPC would push for a robot of another weight; "
+            "weigh the robot and correct one of them, or leave balance.mass out to derive it"]
 
 
 # -- placeholders ------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError, load_yaml
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.mjcf_figures import compile_mjcf, mjcf_path, posed_body
 from controller.robot.resources import CONFIG_DIR
 
 
@@ -170,21 +171,42 @@ class BodyFigures:
     mass: float              # kg
     inertia: np.ndarray      # (3,) kg m^2: the diagonal of the inertia about the centre of mass
     com_offset: np.ndarray   # (3,) m from the body origin
-    source: Path             # the physics file
+    source: Path             # the physics file, or the robot's own MJCF
 
 
 def stand_body(config_path: Path, robot: str, sim: dict[str, Any], geometry: Geometry,
-               stand_height: float, stand_com_x: float) -> BodyFigures:
-    """The whole robot standing (poses.stand_height, poses.stand_com_x), from
-    its physics file; ConfigError if there is none or the legs cannot reach."""
-    path = physics_path(config_path, robot, sim)
-    if not path.is_file():
-        raise ConfigError(f"{path}: no physics figures (the file does not exist)")
+               stand_height: float, stand_com_x: float, to_wire: Any = None) -> BodyFigures:
+    """The whole robot standing (poses.stand_height, poses.stand_com_x): from
+    its own MJCF when the config names one (`sim.mjcf`; `to_wire`, the
+    config's JointMap, turns the stand angles into the model's convention),
+    else from its physics file; ConfigError if there is neither or the legs
+    cannot reach."""
     q = stand_angles(geometry, stand_height, stand_com_x)
     if np.isnan(q).any():
         raise ConfigError(f"{config_path}: poses.stand_height: {stand_height} m is out of the legs' reach")
+    own = mjcf_path(config_path, sim)
+    if own is not None:
+        return _mjcf_stand(config_path, own, sim, q, to_wire)
+    path = physics_path(config_path, robot, sim)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no physics figures (the file does not exist)")
     body = whole_body(load_figures(path), geometry, q, path)
     return BodyFigures(float(body.mass), np.diag(body.inertia).copy(), body.com.copy(), path)
+
+
+def _mjcf_stand(config_path: Path, own: Path, sim: dict[str, Any], q: np.ndarray, to_wire: Any) -> BodyFigures:
+    """The stand's body figures from the robot's own MJCF
+    (controller/robot/mjcf_figures.py)."""
+    joints = sim.get("mjcf_joints")
+    if not isinstance(joints, list) or len(joints) != q.size or not all(isinstance(n, str) for n in joints):
+        raise ConfigError(f"{config_path}: sim.mjcf_joints: expected the model's {q.size} joint names in the "
+                          f"wire order (joint_map.wire_order), got {joints!r}")
+    if to_wire is None:
+        raise ConfigError(f"{config_path}: sim.mjcf: the joint map is needed to pose the model")
+    where = f"{config_path}: sim.mjcf"
+    model = compile_mjcf(own, where)
+    mass, com, inertia = posed_body(model, to_wire.positions_to_wire(q.reshape(-1)), joints, where)
+    return BodyFigures(mass, np.diag(inertia).copy(), com, own)
 
 
 def total_mass(figures: dict[str, Any], legs: int, path: Path) -> float:

@@ -82,15 +82,17 @@ def _terrain(b: Reader) -> TerrainConfig:
     )
 
 
-def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | None = None) -> BalanceConfig | None:
+def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | None = None,
+                 joint_map: Any = None) -> BalanceConfig | None:
     """The `balance` section; `path` (the config file) and `body` (the
     quadruped schema's values: geometry, stand height) let a missing body
-    figure be derived from the physics figures."""
+    figure be derived from the physics figures, or from the robot's own
+    MJCF (`sim.mjcf`, posed through `joint_map`)."""
     if "balance" not in r.data:
         return None
     b = r.sub("balance")
     missing = tuple(key for key in BODY_KEYS if key not in b.data)
-    figures = _derive(r, b, missing, path, body) if missing else None
+    figures = _derive(r, b, missing, path, body, joint_map) if missing else None
     config = BalanceConfig(
         mass=b.number("mass", 0.1, 1000.0) if figures is None or "mass" not in missing else figures.mass,
         inertia=figures.inertia if figures is not None and "inertia" in missing else b.vector("inertia", 3),
@@ -126,16 +128,18 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
 
 
 def _derive(r: Reader, b: Reader, missing: tuple[str, ...], path: Path | None,
-            body: dict[str, Any] | None) -> BodyFigures:
-    """The whole robot at the stand pose from its physics figures, for the
-    `missing` body keys; a ConfigError naming the first of them if it cannot
-    be had."""
+            body: dict[str, Any] | None, joint_map: Any) -> BodyFigures:
+    """The whole robot at the stand pose from its physics figures (or its
+    own MJCF), for the `missing` body keys; a ConfigError naming the first
+    of them if it cannot be had."""
     if path is None or body is None:
         raise b.fail(missing[0], "missing")
     robot, sim = r.data.get("robot"), r.data.get("sim", {})
     try:
         return stand_body(path, str(robot), sim if isinstance(sim, dict) else {}, body["geometry"],
-                          body["stand_height"], body["stand_com_x"])
+                          body["stand_height"], body["stand_com_x"], joint_map)
     except ConfigError as exc:
-        raise b.fail(missing[0], f"missing, and it cannot be derived from the physics figures: {exc} "
-                                 "(write the figure, or give the robot a physics file: docs/NEW_ROBOT.md)") from exc
+        source = "its own MJCF (sim.mjcf)" if isinstance(sim, dict) and "mjcf" in sim else "the physics figures"
+        raise b.fail(missing[0], f"missing, and it cannot be derived from {source}: {exc} "
+                                 "(write the figure, or give the robot a physics file or its MJCF: "
+                                 "docs/NEW_ROBOT.md)") from exc

@@ -118,6 +118,7 @@ def load_config(path: str | Path | None = None) -> Config:
     scripts = load_scripts(r, path, body["joint_names"], fsm) if "scripts" in r.data else None
     # A quadruped's joints are <leg>_<type>: `joint_map` may give directions per type.
     joint_types = {n: n.split("_", 1)[1] for n in body["joint_names"]} if kind == "quadruped" else {}
+    joint_map = load_joint_map(r, body["joint_names"], joint_types)
     return Config(
         path=path,
         robot=r.get("robot", str),
@@ -127,7 +128,7 @@ def load_config(path: str | Path | None = None) -> Config:
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         safety=load_safety(r),
         estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
-        balance=load_balance(r, path, body) if kind == "quadruped" else None,
+        balance=load_balance(r, path, body, joint_map) if kind == "quadruped" else None,
         lcm=lcm_cfg,
         fsm=fsm,
         motions=load_motions(r, path) if "motions" in r.data else None,
@@ -135,7 +136,7 @@ def load_config(path: str | Path | None = None) -> Config:
         scripts=scripts,
         priorities=load_priorities(r),
         realtime=load_realtime(r),
-        joint_map=load_joint_map(r, body["joint_names"], joint_types),
+        joint_map=joint_map,
         rl_reset=load_rl_reset(r, path, body["legs"]) if kind == "quadruped" else RlResetConfig(),
         bridge=load_bridge(r),
         **body,

@@ -1,0 +1,85 @@
+"""The whole quadruped as one rigid body, from the robot's own MJCF.
+
+A config whose `sim.mjcf` points at a maker's MuJoCo model (the simulated
+body, controller/sim/own_model.py) weighs the robot from that model: the
+model's every body below the floating one, posed at the stand (the config's
+stand angles, turned into the model's joint convention by the config's
+joint map and `sim.mjcf_joints`), summed into one mass, centre of mass and
+inertia about it in the trunk's frame. The physics file is then not needed
+for `balance`'s body figures: the masses and inertias the simulator moves
+are the ones the MPC plans with, read from the one file that holds them.
+
+MuJoCo reads the model (its compiler turns every `diaginertia` + `quat`,
+`fullinertia` or geom-inferred inertia into the same principal form), so
+whatever way the maker wrote the figures, they are read as the simulator
+reads them. Only the compiled model is used: nothing of the simulator's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from controller.robot.config.reader import ConfigError
+
+
+def mjcf_path(config_path: Path, sim: dict[str, Any]) -> Path | None:
+    """The config's own MJCF (`sim.mjcf`, relative to the config), or None."""
+    name = sim.get("mjcf") if isinstance(sim, dict) else None
+    return None if name is None else (config_path.parent / str(name)).resolve()
+
+
+def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
+    """The model at `path` compiled as MuJoCo reads it (mesh and texture
+    directories relative to the file); a ConfigError saying why not."""
+    if not path.is_file():
+        raise ConfigError(f"{where}: {path} is not a file")
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+        for attr in ("meshdir", "texturedir"):
+            setattr(spec, attr, str((path.parent / (getattr(spec, attr) or "")).resolve()))
+        return spec.compile()
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's parser and compiler say what is wrong
+        raise ConfigError(f"{where}: {path} does not load: {exc}") from exc
+
+
+def floating_body(model: mujoco.MjModel, where: str) -> int:
+    """The id of the body the model's one free joint carries."""
+    free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+    if len(free) != 1:
+        raise ConfigError(f"{where}: the model needs exactly one free joint (the trunk's), it has {len(free)}")
+    return int(model.jnt_bodyid[free[0]])
+
+
+def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
+               where: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mass, centre of mass and inertia about it (3x3), in the floating
+    body's frame, of that body and every body below it, with the joints
+    `joints` at the angles `wire_q` (the model's convention) and the others
+    at their reference."""
+    trunk = floating_body(model, where)
+    data = mujoco.MjData(model)
+    for name, angle in zip(joints, wire_q):
+        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if joint < 0:
+            raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
+        data.qpos[model.jnt_qposadr[joint]] = angle
+    mujoco.mj_kinematics(model, data)
+    below = [trunk]
+    for b in range(trunk + 1, model.nbody):
+        if int(model.body_parentid[b]) in below:
+            below.append(b)
+    origin, turn = data.xpos[trunk].copy(), data.xmat[trunk].reshape(3, 3).T.copy()
+    mass = float(sum(model.body_mass[b] for b in below))
+    if mass <= 0.0:
+        raise ConfigError(f"{where}: the robot's bodies weigh nothing")
+    com_world = sum(model.body_mass[b] * data.xipos[b] for b in below) / mass
+    inertia = np.zeros((3, 3))
+    for b in below:
+        rot = data.ximat[b].reshape(3, 3)
+        d = data.xipos[b] - com_world
+        inertia += rot @ np.diag(model.body_inertia[b]) @ rot.T
+        inertia += model.body_mass[b] * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, turn @ (com_world - origin), turn @ inertia @ turn.T
