@@ -18,6 +18,7 @@ from controller import msgs
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.joint_map import JointMap
 from controller.sim.mjcf import robot_mjcf
+from controller.sim import scorecard
 from controller.sim.physics import geom_labels
 from controller.sim.trial import Trial
 
@@ -150,3 +151,32 @@ def test_with_the_wrong_map_the_robot_does_not_stand() -> None:
     standing = (abs(truth.position[2] - GO2.stand_height) < 0.015
                 and truth.contacts == {f"{leg}_foot" for leg in GO2.legs})
     assert not standing
+
+
+def test_a_calf_resting_on_the_floor_is_reported_not_a_fall(tmp_path: Any) -> None:
+    """A maker's model whose calf capsule runs down to the foot and whose
+    feet are soft (solimp): standing, the feet sink and the calves rest on
+    the floor. The scorecard finds the lower legs from the model's tree
+    (the bodies each leg's last joint moves, unnamed geoms included) and
+    reports their contact (shank_contact_s) instead of calling the stand a
+    fall; the trunk and upper legs stay the fall's judges."""
+    xml = makers_go2().replace('<geom type="capsule" size="0.012" fromto="0 0 0 0 0 -0.19"/>',
+                               '<geom type="capsule" size="0.02" fromto="0 0 0 0 0 -0.213"/>')
+    xml = xml.replace('size="0.022" pos="0 0 -0.213"/>', 'size="0.022" pos="0 0 -0.213" solimp="0.5 0.95 0.01"/>')
+    t = Trial(maker_style(tmp_path, xml))
+    calves = {f"{leg}_calf/0" for leg in ("FL", "FR", "RL", "RR")}
+    assert scorecard.lower_leg_geoms(t) == calves
+    t.send(12)
+    t.run(3.0)
+    assert t.robot.truth().contacts == calves | {f"{leg}_foot" for leg in GO2.legs}
+    m = scorecard.measure(t, 0, {"window": 0.5}, np.zeros(3), mode=12)
+    assert m["shank_contact_s"] > 1.0
+    assert m["fell"] == 0 and m["trunk_contact_s"] == 0 and m["end_on_feet"] == 1
+    assert m["time_to_stand"] < 2.5
+
+
+def test_the_generated_models_lower_legs_are_its_shanks() -> None:
+    """Of CyberDog 2's generated legs only the shanks: not the feet, not
+    the knee pads (a knee on the floor is a knee, knee_contact_s)."""
+    t = Trial(load_config())
+    assert scorecard.lower_leg_geoms(t) == {f"{leg}_shank" for leg in t.cfg.legs}

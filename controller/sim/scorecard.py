@@ -35,6 +35,7 @@ from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.faults import Fault
 from controller.sim.mjcf import has_model
 from controller.sim.motion_path import commanded_path
+from controller.sim.own_model import model_joints
 from controller.sim.physics import geom_labels
 from controller.sim.progress import Progress
 from controller.sim.trial import Trial
@@ -480,6 +481,33 @@ def crouch_height(cfg: Any) -> float:
     return QuadrupedKinematics(cfg.geometry).body_height(q)
 
 
+def lower_leg_geoms(trial: Trial) -> frozenset[str]:
+    """A quadruped's lower legs: the geoms on the bodies each leg's last
+    joint moves (a calf, a shin guard), but not its foot and not a knee
+    (KNEE_GEOMS); found from the model's tree, so a maker's unnamed calf
+    capsule is one. A lower leg on the ground is reported
+    (shank_contact_s), not a fall: a calf brushing the floor in a fast gait,
+    or resting on it when the maker's foot contact is soft. Empty for a
+    humanoid (its fall is judged by its own metrics) or without a model."""
+    robot, cfg = trial.robot, trial.cfg
+    model = getattr(robot, "model", None)
+    if model is None or cfg.kind != "quadruped":
+        return frozenset()
+    names, _ = model_joints(cfg)
+    order = list(robot.model_map.order)          # wire slot -> the controller's joint
+    moved: set[int] = set()
+    for leg in cfg.legs:
+        last = max(i for i, n in enumerate(cfg.joint_names) if n.startswith(f"{leg}_"))
+        moved.add(int(model.jnt_bodyid[model.joint(names[order.index(last)]).id]))
+    for b in range(model.nbody):
+        if int(model.body_parentid[b]) in moved:
+            moved.add(b)
+    labels, feet = geom_labels(model), set(trial.feet)
+    return frozenset(labels[g] for g in range(model.ngeom)
+                     if int(model.geom_bodyid[g]) in moved and labels[g] not in feet
+                     and not labels[g].endswith(KNEE_GEOMS))
+
+
 def trunk_geoms(trial: Trial) -> frozenset[str]:
     """The names of the geoms on the robot's floating body (the trunk or
     torso itself, not a limb): a sit-down may rest a knee on the floor, never
@@ -504,7 +532,11 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     win = max(1, int(round(spec.get("window", 1.0) / dt)))
     tilt = np.max(np.abs(rpy[:, :2]), axis=1)
     feet = set(trial.feet)
-    other = np.array([bool(c - feet) for c in contacts])
+    # Anything on the ground but the feet and the lower legs: the trunk and
+    # the upper body (a fall); the lower legs are reported apart.
+    lower = lower_leg_geoms(trial)
+    allowed = feet | lower
+    other = np.array([bool(c - allowed) for c in contacts])
     m: dict[str, float] = {}
     m["height"] = float(pos[-win:, 2].mean())
     goal = target_height(cfg, spec.get("target"))
@@ -539,7 +571,7 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     # A quadruped's leg above the shank (a knee pad, a thigh, a hip cover) on
     # the ground; and its shanks (a shank on a stair's nosing is not a knee).
     m["knee_contact_s"] = float(sum(1 for c in contacts if any(g.endswith(KNEE_GEOMS) for g in c)) * dt)
-    m["shank_contact_s"] = float(sum(1 for c in contacts if any(g.endswith("_shank") for g in c)) * dt)
+    m["shank_contact_s"] = float(sum(1 for c in contacts if c & lower or any(g.endswith("_shank") for g in c)) * dt)
     m["airborne_s"] = float(sum(1 for c in contacts if not c) * dt)
     m["slip"] = foot_slip(np.array(tr.foot_slide[start:]), contacts, trial.feet, dt)
     m["saturation"] = float(np.mean(tr.saturated[start:]))
@@ -575,7 +607,7 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     m["fall_warning_s"] = float((hit[0] - seen[0]) * dt) if len(seen) and len(hit) else -math.inf
     m["limp_at_impact"] = float(len(hit) > 0 and not tr.stiff[start + hit[0]])
     m["end_tilt"] = float(tilt[-1])
-    m["end_on_feet"] = float(bool(contacts[-1]) and contacts[-1] <= feet and len(contacts[-1]) == len(feet))
+    m["end_on_feet"] = float(bool(contacts[-1]) and contacts[-1] <= allowed and feet <= contacts[-1])
     # The highest progress the response reported in the commanded mode (a
     # finished motion's hold reports the next block's mode and bar).
     bars = [b for b, md in zip(tr.bar[start:], tr.mode[start:], strict=True) if md == mode]
