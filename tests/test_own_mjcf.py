@@ -17,8 +17,8 @@ import pytest
 from controller import msgs
 from controller.robot.config import ConfigError, load_config
 from controller.robot.config.joint_map import JointMap
-from controller.sim.mjcf import robot_mjcf
 from controller.sim import scorecard
+from controller.sim.mjcf import robot_mjcf
 from controller.sim.physics import geom_labels
 from controller.sim.trial import Trial
 
