@@ -7,6 +7,7 @@ real row runs in physics.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -334,3 +335,51 @@ def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.Capture
     assert "no row is named 'no such row' (a whole name, or a pattern with * or ?); rows are named like: " in err
     assert motionctl.main(["physics", "--robot", "spot"]) == 2
     assert "no robot spot in the card (robots: cyberdog2, go2, humanoid20, nao22)" in capsys.readouterr().err
+
+
+def test_every_shipped_row_has_what_it_needs_in_its_robots_config() -> None:
+    """The "not configured" verdict is for a new robot's config: no row of
+    a shipped robot is skipped by it."""
+    configs = {robot: load_config(Path(scorecard.CONFIG_DIR) / spec["config"])
+               for robot, spec in CARD["robots"].items()}
+    skipped = [(r.robot, r.name) for r in all_rows() if scorecard.missing_for(configs[r.robot], r.spec)]
+    assert skipped == []
+
+
+def test_what_a_config_lacks_is_named_for_the_row() -> None:
+    cfg = load_config()
+    assert cfg.scripts is not None
+    jump = {"steps": [{"mode": 16, "gait_id": 6, "s": 3}]}
+    assert scorecard.missing_for(cfg, jump) is None
+    no_high = dataclasses.replace(cfg.scripts.modes[16], gaits={0: cfg.scripts.modes[16].gaits[0]})
+    fewer = dataclasses.replace(cfg, scripts=dataclasses.replace(cfg.scripts, modes={**cfg.scripts.modes, 16: no_high}))
+    assert scorecard.missing_for(fewer, jump) == ("this robot's jump (mode 16) has no gait 6 "
+                                                  "(scripts.modes.16.gaits lists [0])")
+    back = {"start_rpy": [0.0, 3.1416, 0.0], "steps": [{"mode": 12, "s": 6}]}
+    assert scorecard.missing_for(cfg, back) is None
+    no_roll = dataclasses.replace(cfg, scripts=dataclasses.replace(cfg.scripts, rolls=None))
+    assert "no roll-over for the recovery from its back or side" in scorecard.missing_for(no_roll, back)
+    assert scorecard.missing_for(no_roll, {**back, "start_rpy": [0.0, 0.0, 0.0]}) is None   # on its belly
+    assert scorecard.missing_for(no_roll, {**back, "rl_policy": "policy.bin"}) is None      # its own policy
+
+
+def test_a_new_robots_missing_modes_are_rows_not_configured_not_failures(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`motionctl new-robot`'s skeleton has no jumps, two-leg stand or
+    roll-over: those rows say so and what to add, and are counted apart;
+    the stand row runs."""
+    from controller.cli import motionctl
+    assert motionctl.main(["new-robot", "mydog", "-o", str(tmp_path / "mydog.yaml")]) == 0
+    monkeypatch.setattr(scorecard, "CARD_DATA", load_card())
+    monkeypatch.setattr(scorecard, "configure", lambda *_: None)
+    capsys.readouterr()
+    out = tmp_path / "card.json"
+    rows = ["stand up (12)", "jump (16/6) up", "two-leg stand (64/0)", "stand from the back (12)"]
+    argv = ["--robot", str(tmp_path / "mydog.yaml"), "--jobs", "1", "-o", str(out)]
+    assert scorecard.main([*argv, *(a for row in rows for a in ("--only", row))]) == 0
+    result = {r["row"]: r for r in json.loads(out.read_text())["rows"] if "[" not in r["row"]}
+    assert result["stand up (12)"]["passed"] and not result["stand up (12)"]["error"]
+    assert result["jump (16/6) up"]["error"].startswith("not configured: this robot has no jump (mode 16)")
+    assert result["two-leg stand (64/0)"]["error"].startswith("not configured: this robot has no two-leg stand")
+    assert result["stand from the back (12)"]["error"].startswith("not configured: this robot has no roll-over")
+    assert "1/16 rows pass (15 not configured for the robot)" in capsys.readouterr().out

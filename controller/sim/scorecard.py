@@ -211,14 +211,59 @@ def _each_gait(robot: str, cfg: Any, entry: dict[str, Any]) -> list[Row]:
     return rows
 
 
+NOT_CONFIGURED = "not configured: "
+
+
+class NotConfigured(Exception):
+    """The robot's config lacks what the row's mode plays (a jump's
+    trajectory, the two-leg stand, the recovery's roll-over)."""
+
+
 def run_row(row: Row) -> Row:
     started = time.perf_counter()
     try:
         _run(row)
+    except NotConfigured as exc:
+        row.error = f"{NOT_CONFIGURED}{exc}"
     except Exception as exc:  # noqa: BLE001 - a row that cannot run is reported, not fatal
         row.error = f"{type(exc).__name__}: {exc}"
     row.seconds = time.perf_counter() - started
     return row
+
+
+SCRIPTED_MODES = {16: "jump", 64: "two-leg stand"}
+UPSIDE_DOWN = 1.0       # rad of roll or pitch: a start on the back or a side needs the roll-over
+
+
+def missing_for(cfg: Any, spec: dict[str, Any]) -> str | None:
+    """What of the robot's config the row needs and lacks, said with what
+    to do; None when it has all: a scripted mode's gait the config's
+    `scripts.modes` does not list (the controller would refuse it), or a
+    start on the back or a side for the recovery stand or the reset without
+    the roll-over (`scripts.recovery`) or the robot's own reset policy."""
+    if cfg.kind != "quadruped":
+        return None
+    modes = cfg.scripts.modes if cfg.scripts is not None else {}
+    for step in spec.get("steps", ()):
+        mode, gait = step.get("mode"), int(step.get("gait_id", 0))
+        if mode not in SCRIPTED_MODES:
+            continue
+        name = SCRIPTED_MODES[mode]
+        if mode not in modes:
+            how = ("the two-leg stand's `scripts.modes.64` (kind two_leg), `mass_model` and `two_leg` sections, "
+                   "docs/CONFIG.md" if mode == 64 else
+                   "optimised trajectories: `motionctl optimise`, docs/SCRIPTS.md \"Jumps\"")
+            return f"this robot has no {name} (mode {mode}): it needs {how}"
+        if gait not in modes[mode].gaits:
+            return (f"this robot's {name} (mode {mode}) has no gait {gait} (scripts.modes.{mode}.gaits lists "
+                    f"{sorted(modes[mode].gaits)})")
+    rpy = spec.get("start_rpy")
+    upside_down = rpy is not None and max(abs(float(rpy[0])), abs(float(rpy[1]))) > UPSIDE_DOWN
+    stands = any(step.get("mode") in (12, 80) for step in spec.get("steps", ()))
+    if upside_down and stands and "rl_policy" not in spec and (cfg.scripts is None or cfg.scripts.rolls is None):
+        return ("this robot has no roll-over for the recovery from its back or side: make one with "
+                "`motionctl optimise roll-back` and name it in `scripts.recovery` (docs/SCRIPTS.md)")
+    return None
 
 
 def _run(row: Row) -> None:
@@ -226,6 +271,9 @@ def _run(row: Row) -> None:
     cfg = load_config(row.config or CONFIG_DIR / CARD_DATA["robots"][row.robot]["config"])
     if not has_model(cfg):
         raise ConfigError(f"no physics model for {cfg.robot} yet")
+    missing = missing_for(cfg, spec)
+    if missing is not None:
+        raise NotConfigured(missing)
     motion = spec.get("motion")
     if motion is not None:
         cfg = _motion_config(cfg, motion)
@@ -784,7 +832,9 @@ def table(rows: list[Row]) -> str:
         details = "; ".join(judged + shown)
         lines.append(f"{r.robot:<11} {r.name:<38} {r.issue:>5}  {'pass' if r.passed else 'FAIL':<6} {details}")
     passed = sum(r.passed for r in rows)
-    lines.append(f"{passed}/{len(rows)} rows pass")
+    unconfigured = sum(r.error.startswith(NOT_CONFIGURED) for r in rows)
+    lines.append(f"{passed}/{len(rows)} rows pass"
+                 + (f" ({unconfigured} not configured for the robot)" if unconfigured else ""))
     return "\n".join(lines)
 
 
