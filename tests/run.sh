@@ -1,8 +1,9 @@
 #!/bin/sh
 # `make test`: tests/run.sh PYTHON JOBS [pytest arguments...], inside the
 # network namespace of tests/netns.sh. First the tests that open no udpm://
-# socket, spread over JOBS processes (pytest-xdist, --dist loadfile: a module's
-# tests stay in one process, so its fixtures are built once); then the udpm
+# socket, spread over JOBS processes test by test (pytest-xdist, --dist
+# loadgroup; a module with a module-scoped fixture is one group, kept in one
+# process so the fixture is built once: tests/conftest.py); then the udpm
 # tests one at a time, so the daemons they start meet their real-clock bounds
 # on a machine the rest of the suite does not load. Both passes always run;
 # the exit status is the first failing pass's. A pass that selects no test
@@ -15,7 +16,7 @@ set -u
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 py=$1 jobs=$2
 shift 2
-"$py" -m pytest -q -p xdist -n "$jobs" --dist loadfile -m "not udpm" --durations=20 "$@"
+"$py" -m pytest -q -p xdist -n "$jobs" --dist loadgroup -m "not udpm" --durations=20 "$@"
 first=$?
 "$py" -m pytest -q -p no:xdist -m udpm --durations=20 "$@"
 second=$?

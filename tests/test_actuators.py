@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from controller.robot.config import ConfigError, load_config
+from controller.robot.motors import envelope
 from controller.robot.resources import CONFIG_DIR
-from controller.sim.actuators import Actuators, MotorFigures, electric_envelope, envelope
+from controller.sim.actuators import Actuators, MotorFigures, electric_envelope
 from controller.sim.physics import PhysicsRobot
 from controller.sim.world import World
 

@@ -469,6 +469,7 @@ def test_with_its_own_mjcf_the_body_is_weighed_from_the_model_not_the_physics_fi
     assert cfg.balance.mass == pytest.approx(body.mass, rel=1e-9)
     assert np.allclose(cfg.balance.com_offset, body.com_offset, atol=1e-6)
     assert np.allclose(cfg.balance.inertia, body.inertia, rtol=1e-5)
+    assert by_file.balance is not None
     assert cfg.balance.mass == pytest.approx(by_file.balance.mass, abs=0.001)   # go2.yaml's stated figure
 
 

@@ -358,7 +358,7 @@ def test_what_a_config_lacks_is_named_for_the_row() -> None:
     back = {"start_rpy": [0.0, 3.1416, 0.0], "steps": [{"mode": 12, "s": 6}]}
     assert scorecard.missing_for(cfg, back) is None
     no_roll = dataclasses.replace(cfg, scripts=dataclasses.replace(cfg.scripts, rolls=None))
-    assert "no roll-over for the recovery from its back or side" in scorecard.missing_for(no_roll, back)
+    assert "no roll-over for the recovery from its back or side" in str(scorecard.missing_for(no_roll, back))
     assert scorecard.missing_for(no_roll, {**back, "start_rpy": [0.0, 0.0, 0.0]}) is None   # on its belly
     assert scorecard.missing_for(no_roll, {**back, "rl_policy": "policy.bin"}) is None      # its own policy
 

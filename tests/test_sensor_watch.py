@@ -14,7 +14,7 @@ from controller.core.fault_checks import FOUND_BITS, FOUND_ENCODER, FOUND_MOTOR,
 from controller.core.fsm import EDAMP
 from controller.core.sensor_watch import DEAD_SHARE, Finding, SensorWatch
 from controller.protocol.goal_codes import EventKind
-from controller.robot.config import SafetyConfig, load_config
+from controller.robot.config import ConfigError, SafetyConfig, load_config
 from controller.robot.config.safety import SensorLimits
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.faults import Fault
@@ -26,7 +26,7 @@ HZ = 500.0
 Z = np.zeros(N)
 
 
-def watch(**limits: float) -> SensorWatch:
+def watch(**limits: Any) -> SensorWatch:
     return SensorWatch(SensorLimits(**limits), NAMES, np.full(N, 12.0), 1.0, HZ)
 
 
@@ -172,3 +172,104 @@ def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: di
 def test_safety_config_carries_the_limits() -> None:
     assert SafetyConfig().sensors == SensorLimits()
     assert load_config(CONFIG_DIR / "cyberdog2.yaml").safety.sensors.battery_critical_v == 19.8
+
+
+def test_a_motor_giving_what_its_envelope_allows_at_speed_is_not_weak() -> None:
+    """Go2's knee gives its full torque only at rest, none at 15.7 rad/s:
+    at 8 rad/s it can drive with 22.3 of its 45.4 N m. A law asking for all
+    45 N m then gets 49 %: weak by the bare check, not once the watch knows
+    the envelope (motor_knee_speed 0, motor_no_load_speed 15.7). A knee
+    that gives half of what the envelope allows is weak either way; braking
+    (the torque against the motion) has the full torque."""
+    ticks = int(60.0 / 1000 * HZ)
+    limit = np.full(N, 45.43)
+    q, pos = np.zeros(N), np.array([0.0, 0.0, 2.25])        # kp 20 x 2.25: 45 N m asked of c
+    qd = np.array([0.0, 0.0, 8.0])
+    at_speed = 45.43 * (15.7 - 8.0) / 15.7
+
+    def run(envelope: bool, tau_c: float, speed: np.ndarray = qd) -> Finding | None:
+        limits = SensorLimits(motor_knee_speed=(0.0,), motor_no_load_speed=(15.7,)) if envelope else SensorLimits()
+        w = SensorWatch(limits, NAMES, limit, 1.0, HZ)
+        found = None
+        for k in range(ticks + 5):
+            found = w.joints(q + 1e-6 * k, speed, np.array([0.0, 0.0, tau_c]), pos, Z, np.full(N, 20.0), Z, Z)
+            if found:
+                return found
+        return found
+
+    bare = run(False, at_speed)
+    assert bare is not None and bare.event == "motor_weak" and bare.joint == 2
+    assert run(True, at_speed) is None
+    half = run(True, 0.5 * at_speed)
+    assert half is not None and half.event == "motor_weak" and half.joint == 2
+    braking = run(True, at_speed, speed=-qd)      # the law pushes +, the knee turns -: full torque
+    assert braking is not None and braking.event == "motor_weak"
+
+
+@pytest.mark.parametrize(("safety", "message"), [
+    ({"motor_knee_speed": 0.0}, "safety.motor_knee_speed: give both motor_knee_speed and motor_no_load_speed"),
+    ({"motor_knee_speed": 20.0, "motor_no_load_speed": 15.0},
+     "safety.motor_knee_speed: each must be 0 or more and under its motor_no_load_speed"),
+    ({"motor_knee_speed": [0.0, 0.0], "motor_no_load_speed": [30.0, 30.0]},
+     "safety.motor_knee_speed: expected one number or 3 (one per leg joint), not 2"),
+    ({"motor_knee_speed": 0.0, "motor_no_load_speed": "fast"},
+     "safety.motor_no_load_speed: expected a number or a list of numbers (rad/s), got 'fast'"),
+])
+def test_a_motor_envelope_that_cannot_be_is_refused(monkeypatch: pytest.MonkeyPatch, safety: dict[str, Any],
+                                                    message: str) -> None:
+    """go2.yaml's data with these safety keys, read as if it were the file
+    (its relative paths resolve beside the shipped configs; nothing is written)."""
+    import yaml
+
+    from controller.robot.config import loader
+    data = yaml.safe_load((CONFIG_DIR / "go2.yaml").read_text())
+    data["safety"] = {k: v for k, v in data["safety"].items() if not k.startswith("motor_")}
+    data["safety"].update(safety)
+    path = CONFIG_DIR / "go2.yaml"
+    original = loader.load_config_data
+    monkeypatch.setattr(loader, "load_config_data", lambda p: data if p == path else original(p))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert message in str(err.value), str(err.value)
+
+
+def test_the_shipped_envelopes_are_the_physics_bodys() -> None:
+    """What the configs tell the watch is what the physics body's real
+    motors do (physics/*.yaml `motor`, controller/sim/actuators.py)."""
+    from controller.robot.mass_properties import load_figures
+    from controller.sim.actuators import MotorFigures
+    from controller.sim.model import physics_path
+    for name in ("go2.yaml", "cyberdog2.yaml"):
+        cfg = load_config(CONFIG_DIR / name)
+        path = physics_path(cfg)
+        f = MotorFigures.load(cfg, load_figures(path)["motor"], {}, path)
+        w = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit, 1.0, cfg.tick_hz, len(cfg.legs))
+        assert w.knee is not None and w.no_load is not None
+        np.testing.assert_allclose(w.knee, f.knee_speed, atol=0.05)
+        np.testing.assert_allclose(w.no_load, f.no_load_speed, atol=0.05)
+
+
+def test_a_motor_acting_on_the_command_before_the_last_is_not_weak() -> None:
+    """A driver runs its law on a command a bus delay after it was sent. The
+    target climbs 0.05 rad a tick with the joint 0.1 rad behind it: this
+    command's law asks 100 x 0.1 = 10 N m, the one before's 100 x 0.05 = 5 N m.
+    A motor giving the late law in full (half of this command's) is healthy;
+    one giving half of it is weak."""
+    ticks = int(60.0 / 1000 * HZ)
+    kp = np.full(N, 100.0)
+
+    def run(share: float) -> Finding | None:
+        w = watch()
+        found = None
+        for k in range(ticks + 5):
+            target = np.array([0.0, 0.0, 0.05 * k])
+            q = target - [0.0, 0.0, 0.1]
+            late = target - [0.0, 0.0, 0.05]
+            found = w.joints(q, Z, share * kp * (late - q), target, Z, kp, Z, Z)
+            if found:
+                return found
+        return found
+
+    assert run(1.0) is None
+    weak = run(0.5)
+    assert weak is not None and weak.event == "motor_weak" and weak.joint == 2

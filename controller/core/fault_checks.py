@@ -37,7 +37,7 @@ class FaultChecks:
         self.imu_watch = JointStateWatch(cfg.safety.imu_timeout_ms, cfg.tick_hz)
         self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
         self.sensor_watch = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit,
-                                        cfg.safety.tracking_min_kp, cfg.tick_hz)
+                                        cfg.safety.tracking_min_kp, cfg.tick_hz, max(1, len(cfg.legs)))
         # The gyro against the loaded feet (a quadruped's, with its estimate).
         self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), ctl.kin.foot_radius, cfg.dt) \
             if ctl.estimator is not None else None

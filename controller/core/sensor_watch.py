@@ -10,10 +10,15 @@ check runs in). Each finding damps the robot (EDAMP) as the other faults do.
   than `encoder_freeze_error_rad` (a live encoder's count moves under a
   torque that large);
 - weak or dead motor: over `torque_ms` of ticks with the driver's law asking
-  for at least `torque_min` N m (at joint speeds under `torque_speed`, where
-  the motor can give its full torque, or at any speed if it gives next to
-  nothing), the torque the motor reports is under `torque_share` of it on
-  average;
+  for at least `torque_min` N m (at joint speeds under `torque_speed`, or at
+  any speed if it gives next to nothing), the torque the motor reports is
+  under `torque_share` of it on average. What the law asks is that of the
+  last command or of the one before, the smaller (a driver acts on a command
+  a bus delay after it is sent), first cut to
+  what the motor can give at the joint's speed when the config knows its
+  torque-speed envelope (`motor_knee_speed`, `motor_no_load_speed`;
+  controller/robot/motors.py): a motor giving all its envelope allows is
+  not weak;
 - frozen IMU: the imu repeats its orientation, rate and acceleration to the
   last bit for `imu_freeze_ms` while the joints move (a live sensor's noise
   never repeats);
@@ -28,6 +33,7 @@ import numpy as np
 
 from controller.motion.scripts import ms_to_ticks
 from controller.robot.config.safety import SensorLimits
+from controller.robot.motors import envelope, per_joint
 
 DEAD_SHARE = 0.1           # a motor giving under this share of what it is asked gives nothing
 IMU_FREEZE_MOTION = 0.01    # rad: a joint moved this far while the imu repeated itself
@@ -42,17 +48,24 @@ class Finding:
 
 class SensorWatch:
     def __init__(self, limits: SensorLimits, joint_names: list[str], torque_limit: np.ndarray,
-                 min_kp: float, tick_hz: float) -> None:
+                 min_kp: float, tick_hz: float, legs: int = 1) -> None:
         self.c = limits
         self.names = joint_names
         n = len(joint_names)
         self.limit = np.broadcast_to(np.asarray(torque_limit, dtype=float), (n,)).copy()
+        # The motors' envelope, per joint (None: not known).
+        self.knee = self.no_load = None
+        if limits.motor_knee_speed is not None and limits.motor_no_load_speed is not None:
+            self.knee = per_joint(limits.motor_knee_speed, n, legs)
+            self.no_load = per_joint(limits.motor_no_load_speed, n, legs)
         self.min_kp = min_kp
         self.freeze_ticks = ms_to_ticks(limits.encoder_freeze_ms, tick_hz)
         self.torque_ticks = ms_to_ticks(limits.torque_ms, tick_hz)
         self.imu_ticks = ms_to_ticks(limits.imu_freeze_ms, tick_hz)
         self.battery_ticks = ms_to_ticks(limits.battery_ms, tick_hz)
         self.q_prev: np.ndarray | None = None
+        self.before = np.zeros((5, n))     # the command before the last: pos, vel, kp, kd, tau_ff
+        self.have_before = False
         self.same = np.zeros(n, dtype=np.int64)        # ticks each angle has repeated
         # The last torque_ticks of |torque| the law asked for and the motor
         # reported, per joint, and how many ticks in a row have counted.
@@ -68,6 +81,7 @@ class SensorWatch:
     def reset(self) -> None:
         """Forget the running counts (the robot left the stiff states)."""
         self.q_prev = None
+        self.have_before = False
         self.same[:] = 0
         self.counted[:] = 0
         self.imu_prev = None
@@ -95,7 +109,18 @@ class SensorWatch:
             return Finding("encoder_frozen", f"{self.names[j]} has read {q[j]:.4f} rad to the last bit for "
                            f"{c.encoder_freeze_ms:g} ms, {abs(pos[j] - q[j]):.2f} rad from its target "
                            "(safety.encoder_freeze_ms): its encoder", j)
-        asked = np.abs(np.clip(tau_ff + kp * (pos - q) + kd * (vel - qd), -self.limit, self.limit))
+        # The driver runs its law on a command a tick or so after it was
+        # sent (the bus): what it gave since the last reading may be the law
+        # of this command or of the one before, so the smaller of the two is
+        # what it was asked (on real motors with a 2-3 ms delay Go2's trot
+        # read 50-56 % against this command alone, 70-75 % against either).
+        law = self._law(q, qd, pos, vel, kp, kd, tau_ff)
+        asked = np.abs(law)
+        if self.have_before:
+            np.minimum(asked, np.abs(self._law(q, qd, *self.before)), out=asked)
+        for row, value in zip(self.before, (pos, vel, kp, kd, tau_ff)):
+            row[:] = value
+        self.have_before = True
         # Fast, a real motor gives less than its law asks by design; but one
         # that gives next to nothing at any speed is dead.
         nothing = np.abs(tau) < DEAD_SHARE * asked
@@ -116,6 +141,17 @@ class SensorWatch:
                            f"over {c.torque_ms:g} ms (safety.torque_share {c.torque_share:g}): its motor "
                            "or driver", j)
         return None
+
+    def _law(self, q: np.ndarray, qd: np.ndarray, pos: np.ndarray, vel: np.ndarray, kp: np.ndarray,
+             kd: np.ndarray, tau_ff: np.ndarray) -> np.ndarray:
+        """The torque the driver's law gives for this command at q, qd:
+        inside the torque limit and, when the config knows it, the motor's
+        torque-speed envelope."""
+        law = np.clip(tau_ff + kp * (pos - q) + kd * (vel - qd), -self.limit, self.limit)
+        if self.knee is not None and self.no_load is not None:
+            low, high = envelope(qd, self.limit, self.knee, self.no_load)
+            law = np.clip(law, low, high)
+        return law
 
     def imu(self, quaternion: np.ndarray, gyro: np.ndarray, accel: np.ndarray, q: np.ndarray) -> Finding | None:
         """An imu sample that arrived this tick, and the joints now: frozen

@@ -17,12 +17,18 @@ reads them. Only the compiled model is used: nothing of the simulator's.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mujoco
 import numpy as np
 
 from controller.robot.config.reader import ConfigError
+
+if TYPE_CHECKING:
+    import mujoco
+
+# MuJoCo is imported where a model is read, not with this module: a config
+# without `sim.mjcf` loads without it (and a renderer chooses its GL backend
+# before MuJoCo is first imported).
 
 
 def mjcf_path(config_path: Path, sim: dict[str, Any]) -> Path | None:
@@ -34,6 +40,7 @@ def mjcf_path(config_path: Path, sim: dict[str, Any]) -> Path | None:
 def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
     """The model at `path` compiled as MuJoCo reads it (mesh and texture
     directories relative to the file); a ConfigError saying why not."""
+    import mujoco
     if not path.is_file():
         raise ConfigError(f"{where}: {path} is not a file")
     try:
@@ -47,6 +54,7 @@ def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
 
 def floating_body(model: mujoco.MjModel, where: str) -> int:
     """The id of the body the model's one free joint carries."""
+    import mujoco
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     if len(free) != 1:
         raise ConfigError(f"{where}: the model needs exactly one free joint (the trunk's), it has {len(free)}")
@@ -59,6 +67,7 @@ def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
     body's frame, of that body and every body below it, with the joints
     `joints` at the angles `wire_q` (the model's convention) and the others
     at their reference."""
+    import mujoco
     trunk = floating_body(model, where)
     data = mujoco.MjData(model)
     for name, angle in zip(joints, wire_q):

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from controller.robot.config import Config, ConfigError
+from controller.robot.motors import per_joint
 
 MAX_DELAY_S = 0.005
 KEYS = ("knee_speed", "no_load_speed", "voltage", "resistance", "torque_constant", "gear",
@@ -102,26 +103,7 @@ def electric_envelope(limit: np.ndarray, voltage: float, resistance: float, torq
 def _per_joint(cfg: Config, value: Any) -> np.ndarray:
     """One number for every joint, one per leg joint (abad hip knee)
     repeated per leg, or one per joint."""
-    values = np.atleast_1d(np.asarray(value, dtype=float))
-    if values.size == 1:
-        return np.full(cfg.num_joints, float(values[0]))
-    if values.size == cfg.num_joints:
-        return values
-    per_leg = cfg.num_joints // max(1, len(cfg.legs))
-    if values.size != per_leg or cfg.num_joints != per_leg * len(cfg.legs):
-        raise ValueError(f"expected one number or {per_leg} (one per leg joint), not {values.size}")
-    return np.tile(values, len(cfg.legs))
-
-
-def envelope(qd: np.ndarray, limit: np.ndarray, knee: np.ndarray, no_load: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """The torque range (low, high) a motor can give at joint speed qd: full
-    `limit` braking; driving, `limit` up to `knee`, falling straight to 0
-    at `no_load` and beyond."""
-    driving = limit * np.clip((no_load - np.abs(qd)) / (no_load - knee), 0.0, 1.0)
-    high = np.where(qd > 0.0, driving, limit)
-    low = np.where(qd < 0.0, -driving, -limit)
-    return low, high
+    return per_joint(value, cfg.num_joints, len(cfg.legs))
 
 
 class Actuators:

@@ -27,7 +27,8 @@ from controller import msgs
 from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
 from controller.robot.mass_properties import load_figures
-from controller.sim.actuators import Actuators, MotorFigures, envelope
+from controller.robot.motors import envelope
+from controller.sim.actuators import Actuators, MotorFigures
 from controller.sim.bridge import WireBridge
 from controller.sim.faults import Fault, FaultInjector
 from controller.sim.mjcf import robot_mjcf

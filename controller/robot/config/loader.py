@@ -31,6 +31,7 @@ from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains
 from controller.robot.config.walk import WalkConfig
 from controller.robot.config.wire import DEFAULT_CONFIG, fsm_of
 from controller.robot.humanoid_kinematics import HumanoidGeometry
+from controller.robot.motors import per_joint
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,19 @@ class Config:
         return self.poses["lie"]
 
 
+def _check_motor_envelope(r: Reader, safety: SafetyConfig, joints: int, legs: int) -> None:
+    """The motors' envelope speeds fit the robot's joints (one number, one
+    per leg joint type, or one per joint)."""
+    for key in ("motor_knee_speed", "motor_no_load_speed"):
+        value = getattr(safety.sensors, key)
+        if value is None:
+            continue
+        try:
+            per_joint(value, joints, max(1, legs))
+        except ValueError as exc:
+            raise r.sub("safety").fail(key, str(exc)) from exc
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate a robot config; raise ConfigError with a precise message."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
@@ -119,6 +133,8 @@ def load_config(path: str | Path | None = None) -> Config:
     # A quadruped's joints are <leg>_<type>: `joint_map` may give directions per type.
     joint_types = {n: n.split("_", 1)[1] for n in body["joint_names"]} if kind == "quadruped" else {}
     joint_map = load_joint_map(r, body["joint_names"], joint_types)
+    safety = load_safety(r)
+    _check_motor_envelope(r, safety, len(body["joint_names"]), len(body["legs"]))
     return Config(
         path=path,
         robot=r.get("robot", str),
@@ -126,7 +142,7 @@ def load_config(path: str | Path | None = None) -> Config:
         tick_hz=r.number("tick_hz", 50.0, 2000.0),
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
-        safety=load_safety(r),
+        safety=safety,
         estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
         balance=load_balance(r, path, body, joint_map) if kind == "quadruped" else None,
         lcm=lcm_cfg,

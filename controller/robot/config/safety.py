@@ -22,6 +22,12 @@ class SensorLimits:
     gyro_bias_rad_s: float = 0.12     # the gyro against the loaded feet; 0: not checked
     gyro_bias_ms: float = 200.0
     gyro_window_s: float = 0.5
+    # The motors' torque-speed envelope (controller/robot/motors.py), per
+    # joint type or per joint: full torque to motor_knee_speed, none at
+    # motor_no_load_speed (rad/s). None: not known, the check trusts
+    # torque_speed alone.
+    motor_knee_speed: tuple[float, ...] | None = None
+    motor_no_load_speed: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -79,4 +85,33 @@ def _sensor_limits(sr: Reader) -> SensorLimits:
         gyro_bias_rad_s=sr.number("gyro_bias_rad_s", 0.0, 10.0, d.gyro_bias_rad_s),
         gyro_bias_ms=sr.number("gyro_bias_ms", 4.0, 60000.0, d.gyro_bias_ms),
         gyro_window_s=sr.number("gyro_window_s", 0.05, 60.0, d.gyro_window_s),
+        **_motor_envelope(sr),
     )
+
+
+def _motor_envelope(sr: Reader) -> dict[str, tuple[float, ...] | None]:
+    """`motor_knee_speed` and `motor_no_load_speed`: both or neither, each
+    one number, one per leg joint type or one per joint (the count is
+    checked against the robot's joints when the watch is built), with
+    0 <= knee < no load."""
+    keys = ("motor_knee_speed", "motor_no_load_speed")
+    given = [k for k in keys if k in sr.data]
+    if not given:
+        return {}
+    if len(given) == 1:
+        raise sr.fail(given[0], f"give both {keys[0]} and {keys[1]} (the motors' torque-speed envelope)")
+    out: dict[str, tuple[float, ...] | None] = {}
+    for key in keys:
+        raw = sr.data[key]
+        values = raw if isinstance(raw, list) else [raw]
+        if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise sr.fail(key, f"expected a number or a list of numbers (rad/s), got {raw!r}")
+        out[key] = tuple(float(v) for v in values)
+    knee, no_load = out[keys[0]], out[keys[1]]
+    assert knee is not None and no_load is not None
+    if len(knee) != len(no_load) and 1 not in (len(knee), len(no_load)):
+        raise sr.fail(keys[1], f"{len(no_load)} speeds against {len(knee)} knee speeds")
+    pairs = zip(knee * len(no_load), no_load * len(knee)) if 1 in (len(knee), len(no_load)) else zip(knee, no_load)
+    if any(k < 0 or k >= n for k, n in pairs):
+        raise sr.fail(keys[0], "each must be 0 or more and under its motor_no_load_speed")
+    return out
