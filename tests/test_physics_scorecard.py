@@ -380,6 +380,7 @@ def test_a_new_robots_missing_modes_are_rows_not_configured_not_failures(
     result = {r["row"]: r for r in json.loads(out.read_text())["rows"] if "[" not in r["row"]}
     assert result["stand up (12)"]["passed"] and not result["stand up (12)"]["error"]
     assert result["jump (16/6) up"]["error"].startswith("not configured: this robot has no jump (mode 16)")
+    assert "run `motionctl optimise all`" in result["jump (16/6) up"]["error"]
     assert result["two-leg stand (64/0)"]["error"].startswith("not configured: this robot has no two-leg stand")
     assert result["stand from the back (12)"]["error"].startswith("not configured: this robot has no roll-over")
     assert "1/16 rows pass (15 not configured for the robot)" in capsys.readouterr().out

@@ -175,3 +175,45 @@ def test_the_stair_jump_is_scored_off_each_stair_where_only_clearing_it_and_the_
     # A shank that strikes the edge costs as much as off the stair as anywhere.
     struck = cost(goal, landed(0.6, trunk_contact_s=0.01), CFG.stand_height, stair=True)
     assert struck >= 30.0
+
+
+def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path, monkeypatch, capsys):
+    """`motionctl optimise all` on a config with no scripts section (the
+    new-robot skeleton): every jump and the roll-over written into the
+    directory (the right-hand jumps as mirror images, by the legs' own
+    mirror pairs), and `<name>_optimised.yaml` beside the config that
+    extends it and loads with mode 16's eight gaits and the roll-over. The
+    search itself is the optimiser's (tested with it): here it returns each
+    goal's starting guess."""
+    from controller.cli import motionctl
+    from controller.sim import motion_optimiser
+    from controller.sim.motion_optimiser import Result
+
+    assert motionctl.main(["new-robot", "mydog", "-o", str(tmp_path / "mydog.yaml")]) == 0
+    asked = []
+
+    def fake(config_path, goal, worlds, **_):
+        asked.append(goal.name)
+        cfg = load_config(config_path)
+        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
+
+    monkeypatch.setattr(motion_optimiser, "optimise", fake)
+    capsys.readouterr()
+    code = motionctl.main(["--config", str(tmp_path / "mydog.yaml"), "optimise", "all",
+                           "-o", str(tmp_path / "trajectories" / "mydog"), "--generations", "1"])
+    assert code == 0, capsys.readouterr().err
+    assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back"]
+    written = sorted(p.stem for p in (tmp_path / "trajectories" / "mydog").glob("*.yaml"))
+    assert written == sorted(["JumpYawLeft", "JumpYawRight", "JumpLong", "JumpLeft", "JumpRight", "JumpShort",
+                              "JumpHigh", "JumpDownStair", "RollBack"])
+    cfg = load_config(tmp_path / "mydog_optimised.yaml")
+    assert cfg.robot == "mydog" and cfg.scripts is not None
+    assert {g: n[0] for g, n in cfg.scripts.modes[16].gaits.items()} == {
+        0: "JumpYawLeft", 1: "JumpLong", 2: "JumpLeft", 3: "JumpYawRight", 4: "JumpShort", 5: "JumpRight",
+        6: "JumpHigh", 9: "JumpDownStair"}
+    assert cfg.scripts.rolls == {"back": "RollBack"}
+    right = load(tmp_path / "trajectories" / "mydog" / "JumpRight.yaml", cfg.joint_names, cfg.tick_hz)
+    left = load(tmp_path / "trajectories" / "mydog" / "JumpLeft.yaml", cfg.joint_names, cfg.tick_hz)
+    fr, fl = cfg.joint_names.index("FR_abad"), cfg.joint_names.index("FL_abad")
+    assert right.phases[1].q[fr] == pytest.approx(-left.phases[1].q[fl])      # mirrored, abad negated
+    assert "wrote" in capsys.readouterr().out

@@ -36,21 +36,41 @@ cm platforms, where it must land 0.45-0.75 m on), the roll-over's its mean
 (the recovery retries); --nominal drops the margin worlds. --mirror also
 writes the left-right mirror image (a right turn from a left one). Point
 the config's `scripts.trajectories`, its mode-16 gaits and
-`scripts.recovery` at the files. Takes a few minutes on two cores."""
+`scripts.recovery` at the files. Takes a few minutes on two cores.
+
+`all` makes every jump (gaits 0-6 and 9 of mode 16, the right-hand ones as
+mirror images) and the roll-over, one after the other, into the directory
+-o names, and writes NAME_optimised.yaml beside the config: it extends the
+config with the `scripts` section that plays them (run the robot with it).
+Some 30-60 minutes on two cores; the two-leg stand (64) is not among them
+(it needs the config's `mass_model` and `two_leg` sections)."""
 
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
 # that building the parser does not import MuJoCo (render sets MUJOCO_GL first).
 MOTIONS = ("forward", "forward-short", "forward-stair", "left", "up", "yaw-left", "roll-back")
 
+# `optimise all`: each motion, the file it is written to, its mode-16 gait
+# (None: the recovery's roll-over) and its mirror image's file and gait; the
+# names and gait ids are CyberDog 2's (config/cyberdog2.yaml scripts.modes.16).
+ALL = (("yaw-left", "JumpYawLeft", 0, "JumpYawRight", 3),
+       ("forward", "JumpLong", 1, None, None),
+       ("left", "JumpLeft", 2, "JumpRight", 5),
+       ("forward-short", "JumpShort", 4, None, None),
+       ("up", "JumpHigh", 6, None, None),
+       ("forward-stair", "JumpDownStair", 9, None, None),
+       ("roll-back", "RollBack", None, None, None))
+
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(
         "optimise", help=summary("optimise"),
         description=DESCRIPTION, epilog=EXIT_CODES_HELP, formatter_class=Formatter)
-    p.add_argument("motion", choices=MOTIONS, help="what the motion must do")
+    p.add_argument("motion", choices=(*MOTIONS, "all"),
+                   help="what the motion must do; `all`: every jump and the roll-over, one after the "
+                        "other, into the directory -o names, and a config that uses them")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
-                   help="the trajectory file to write (.yaml)")
+                   help="the trajectory file to write (.yaml); with `all`, the directory for the files")
     p.add_argument("--mirror", type=Path, metavar="FILE",
                    help="also write the left-right mirror image here")
     p.add_argument("--generations", type=int, default=40, metavar="N",
@@ -101,9 +121,6 @@ def start_parameters(path: Path, goal: Any, cfg: Config) -> list[float]:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
-    from controller.sim.workers import WorkersError
-
     if cfg.kind != "quadruped" or cfg.num_joints != 12:
         print(f"motionctl: optimise: {cfg.path} is not a 12-joint quadruped", file=sys.stderr)
         return EXIT_ERROR
@@ -112,7 +129,89 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print("motionctl: optimise: --generations >= 1, --population and --workers >= 0, "
               "--sigma in (0, 1]", file=sys.stderr)
         return EXIT_ERROR
-    goal = GOALS[args.motion]
+    if args.motion == "all":
+        return run_all(args, cfg)
+    return run_one(args, cfg, args.motion, args.output, args.mirror)
+
+
+def run_all(args: argparse.Namespace, cfg: Config) -> int:
+    """Every jump and the roll-over into the directory args.output, then a
+    config beside cfg's (`<name>_optimised.yaml`, extending it) whose
+    `scripts` section plays them."""
+    import os
+
+    if args.start is not None or args.mirror is not None:
+        print("motionctl: optimise all: --start and --mirror are for one motion", file=sys.stderr)
+        return EXIT_ERROR
+    out = args.output
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = mirror_pairs(cfg)
+    gaits: dict[int, str] = {}
+    for motion, name, gait, mirror_name, mirror_gait in ALL:
+        print(f"== {motion}: {out / name}.yaml", flush=True)
+        mirror_path = out / f"{mirror_name}.yaml" if mirror_name else None
+        code = run_one(args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs)
+        if code != EXIT_OK:
+            return code
+        if gait is not None:
+            gaits[gait] = name
+        if mirror_gait is not None and mirror_name is not None:
+            gaits[mirror_gait] = mirror_name
+    overlay = cfg.path.with_name(f"{cfg.path.stem}_optimised.yaml")
+    where = os.path.relpath(out.resolve(), overlay.parent.resolve())
+    listed = ", ".join(f"{g}: {n}" for g, n in sorted(gaits.items()))
+    mirror_lines = ""
+    if cfg.scripts is None or not cfg.scripts.mirror_pairs:
+        mirror_lines = ("  mirror:\n    pairs: [" + ", ".join(f"[{a}, {b}]" for a, b in pairs[0]) + "]\n"
+                        "    negate: [" + ", ".join(pairs[1]) + "]\n")
+    overlay.write_text(
+        f"# {cfg.path.name} with the motions `motionctl --config {cfg.path.name} optimise all -o {args.output}`\n"
+        f"# made for it in physics (docs/SCRIPTS.md \"Jumps\"): run the robot with this file.\n"
+        f"extends: {cfg.path.name}\n"
+        "scripts:\n"
+        f"  trajectories: [{where}]\n"
+        "  recovery: {roll_back: RollBack}\n"
+        f"{mirror_lines}"
+        "  modes:\n"
+        "    16:\n"
+        "      kind: trajectory\n"
+        "      settle_ms: 100\n"
+        f"      gaits: {{{listed}}}\n")
+    print(f"wrote {overlay}: run the robot with --config {overlay}")
+    return EXIT_OK
+
+
+def mirror_pairs(cfg: Config) -> tuple[list[tuple[str, str]], list[str]]:
+    """The config's scripts.mirror pairs and negated joints, or, without
+    them, the quadruped's own: each joint of a right leg (R as the name's
+    second letter, FR, RR) with the same joint of its left twin, the abad
+    joints negated (the controller's convention: a leg's abad turns the
+    other way on the other side)."""
+    sc = cfg.scripts
+    if sc is not None and sc.mirror_pairs:
+        return list(sc.mirror_pairs), sorted(sc.mirror_negate)
+    pairs, negate = [], []
+    for leg in cfg.legs:
+        if len(leg) == 2 and leg[1] == "R" and f"{leg[0]}L" in cfg.legs:
+            for name in cfg.joint_names:
+                if name.startswith(f"{leg}_"):
+                    joint = name.split("_", 1)[1]
+                    pairs.append((name, f"{leg[0]}L_{joint}"))
+                    if joint == "abad":
+                        negate += [name, f"{leg[0]}L_{joint}"]
+    return pairs, negate
+
+
+def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mirror_path: Path | None,
+            pairs: tuple[list[tuple[str, str]], list[str]] | None = None) -> int:
+    """Optimise one motion into `output` (and its mirror image into
+    `mirror_path`, by `pairs` or the config's scripts.mirror)."""
+    from controller.motion.trajectory import mirror_map, mirrored
+    from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
+    from controller.sim.workers import WorkersError
+
+    sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
+    goal = GOALS[motion]
     start = None
     if args.start is not None:
         try:
@@ -143,17 +242,17 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return EXIT_ERROR
     bar.close()
     meta = {
-        "goal": args.motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
+        "goal": motion, "cost": round(result.cost, 4), "evaluations": result.evaluations,
         "generations": result.generations, "seed": args.seed,
         "worlds": [w.label for w in worlds],
         "outcomes": result.outcomes,
         "parameters": {p.name: round(float(v), 5) for p, v in zip(goal.params(cfg), result.x)},
     }
-    traj = build(cfg, goal, result.x, args.output.stem)
+    traj = build(cfg, goal, result.x, output.stem)
     traj = type(traj)(traj.name, traj.phases, meta=meta)
     traj.check(cfg, cfg.torque_limit)
-    header = (f"Motion `{args.motion}` for {cfg.path.name}, made by\n"
-              f"  motionctl --config {cfg.path.name} optimise {args.motion} "
+    header = (f"Motion `{motion}` for {cfg.path.name}, made by\n"
+              f"  motionctl --config {cfg.path.name} optimise {motion} "
               f"--generations {args.generations} --seed {args.seed}"
               f"{f' --start {args.start.name}' if args.start else ''}"
               f"{f' --sigma {args.sigma:g}' if args.sigma is not None else ''}"
@@ -162,15 +261,20 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
               "(controller/sim/motion_optimiser.py; the format: controller/motion/trajectory.py).\n"
               "Regenerate it rather than editing it by hand. `outcomes` are what the physics\n"
               "body did with it in each world of `worlds`, from ground truth.")
-    args.output.write_text(traj.to_yaml(cfg.tick_hz, cfg.joint_names, header))
-    print(f"wrote {args.output} (cost {result.cost:.3f}, {result.evaluations} rollouts, "
+    output.write_text(traj.to_yaml(cfg.tick_hz, cfg.joint_names, header))
+    print(f"wrote {output} (cost {result.cost:.3f}, {result.evaluations} rollouts, "
           f"{time.monotonic() - started:.0f} s)")
     if result.lost:
         print(f"motionctl: optimise: {result.lost} candidates were lost with their workers (costed "
               f"as failures)", file=sys.stderr)
-    if args.mirror is not None:
-        mirrored = mirror(traj, cfg, args.mirror.stem, {"mirrored_from": args.output.name})
-        args.mirror.write_text(mirrored.to_yaml(
-            cfg.tick_hz, cfg.joint_names, header + f"\nMirrored left-right from {args.output.name}."))
-        print(f"wrote {args.mirror}")
+    if mirror_path is not None:
+        meta_m = {"mirrored_from": output.name}
+        if pairs is None:
+            image = mirror(traj, cfg, mirror_path.stem, meta_m)
+        else:
+            swap, sign = mirror_map(cfg.joint_names, tuple(pairs[0]), frozenset(pairs[1]))
+            image = mirrored(traj, mirror_path.stem, swap, sign, meta_m)
+        mirror_path.write_text(image.to_yaml(
+            cfg.tick_hz, cfg.joint_names, header + f"\nMirrored left-right from {output.name}."))
+        print(f"wrote {mirror_path}")
     return EXIT_OK

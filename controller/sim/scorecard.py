@@ -252,7 +252,7 @@ def missing_for(cfg: Any, spec: dict[str, Any]) -> str | None:
         if mode not in modes:
             how = ("the two-leg stand's `scripts.modes.64` (kind two_leg), `mass_model` and `two_leg` sections, "
                    "docs/CONFIG.md" if mode == 64 else
-                   "optimised trajectories: `motionctl optimise`, docs/SCRIPTS.md \"Jumps\"")
+                   "optimised trajectories: run `motionctl optimise all` (docs/SCRIPTS.md \"Jumps\")")
             return f"this robot has no {name} (mode {mode}): it needs {how}"
         if gait not in modes[mode].gaits:
             return (f"this robot's {name} (mode {mode}) has no gait {gait} (scripts.modes.{mode}.gaits lists "
@@ -261,8 +261,8 @@ def missing_for(cfg: Any, spec: dict[str, Any]) -> str | None:
     upside_down = rpy is not None and max(abs(float(rpy[0])), abs(float(rpy[1]))) > UPSIDE_DOWN
     stands = any(step.get("mode") in (12, 80) for step in spec.get("steps", ()))
     if upside_down and stands and "rl_policy" not in spec and (cfg.scripts is None or cfg.scripts.rolls is None):
-        return ("this robot has no roll-over for the recovery from its back or side: make one with "
-                "`motionctl optimise roll-back` and name it in `scripts.recovery` (docs/SCRIPTS.md)")
+        return ("this robot has no roll-over for the recovery from its back or side: run "
+                "`motionctl optimise all` (or `optimise roll-back`, named in `scripts.recovery`; docs/SCRIPTS.md)")
     return None
 
 
