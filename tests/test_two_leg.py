@@ -251,3 +251,34 @@ def test_a_trunk_rearing_up_again_on_four_feet_fails_the_greeting_never_100():
     assert failure is not None and "lost the body in stand" in failure, failure
     assert "TWO_LEG_STAND failed: lost the body" in rig.ctl.counters.last_error
     assert max(bars) == 75 and bars[-1] == 75
+
+
+def test_with_a_latency_the_force_acts_on_the_state_the_model_predicts_for_then():
+    """latency_s: the sagittal force is the LQR gain on the state predicted
+    latency_s ahead by the model x' = A x + B Fx under the last force;
+    at 0 it is the gain on the state as measured."""
+    assert CFG.balance is not None
+    q = np.tile([0.0, -0.9, 1.5], 4)
+    rot = np.eye(3)
+    feet, J = KIN.forward_jacobian(q.reshape(4, 3))
+    assert J is not None
+
+    def force(latency: float, last_fx: float) -> tuple[float, TwoLegBalance]:
+        gains = dataclasses.replace(CFG.two_leg.gains, latency_s=latency)
+        assert CFG.balance is not None
+        bal = TwoLegBalance(KIN, MASS, CFG.balance.inertia, DT, gains)
+        bal.measure(rot, np.zeros(3), feet, J, q, np.zeros(12))
+        bal.vx, bal.rates = 0.2, np.array([0.0, -0.5, 0.0])      # moving: the prediction has work to do
+        bal.fx = last_fx
+        bal.step(rot, feet, J, q, Ref(bal.pitch), Ref(bal.h), bal.x, 0.0, 1e9)
+        return bal.fx, bal
+
+    now, bal = force(0.0, 3.0)
+    state = np.array([0.0, 0.0, 0.2, -0.5])
+    k = bal.gain(bal.h)
+    assert now == pytest.approx(-float(k @ state), rel=1e-12)
+    later, bal = force(0.004, 3.0)
+    A, B = sagittal(bal.h, bal.iyy, bal.m)
+    ahead = state + 0.004 * (A @ state + B[:, 0] * 3.0)
+    assert later == pytest.approx(-float(k @ ahead), rel=1e-6)
+    assert abs(later - now) > 0.01 * abs(now)

@@ -143,6 +143,7 @@ class TwoLegBalance:
         self.iyy = float(inertia[1])
         self.alpha = dt / (dt + gains.velocity_filter_s)
         self.table = np.array([self._gain(h, self.iyy, dt) for h in self.heights])
+        self.fx = 0.0         # N: the last sagittal force asked for
         self.forces = np.zeros((4, 3))          # world frame, the ground on each foot
         self.tau = np.zeros(12)
         # The state, heading frame, for logs and the behaviour's checks.
@@ -151,12 +152,19 @@ class TwoLegBalance:
         self.pitch = self.roll = self.yaw = 0.0
         self.rates = np.zeros(3)
 
-    def _gain(self, h: float, iyy: float, dt: float) -> np.ndarray:
-        m, g = self.m, -GRAVITY[2]
+    def _model(self, h: float) -> np.ndarray:
+        """A of the sagittal model x' = A x + B Fx, x = (x, pitch, x', pitch')."""
         A = np.zeros((4, 4))
         A[0, 2] = A[1, 3] = 1.0
-        A[3, 0] = m * g / iyy
-        B = np.array([[0.0], [0.0], [1.0 / m], [-h / iyy]])
+        A[3, 0] = self.m * -GRAVITY[2] / self.iyy
+        return A
+
+    def _input(self, h: float) -> np.ndarray:
+        """B of the sagittal model, as a vector."""
+        return np.array([0.0, 0.0, 1.0 / self.m, -h / self.iyy])
+
+    def _gain(self, h: float, iyy: float, dt: float) -> np.ndarray:
+        A, B = self._model(h), self._input(h)[:, None]
         w = self.g
         Q = np.diag([1 / w.q_x ** 2, 1 / w.q_pitch ** 2, 1 / w.q_vx ** 2, 1 / w.q_pitch_rate ** 2])
         R = np.array([[1 / w.r_force ** 2]])
@@ -179,6 +187,7 @@ class TwoLegBalance:
     def reset(self) -> None:
         """The next `measure` starts the centre of mass's rate afresh."""
         self.started = False
+        self.fx = 0.0
 
     def measure(self, rot: np.ndarray, gyro: np.ndarray, feet: np.ndarray,
                 jacobian: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
@@ -239,7 +248,12 @@ class TwoLegBalance:
         x_ff = self.iyy * pitch.acc / (m * grav)
         state = np.array([self.x - x_ref - x_ff, self.pitch - pitch.value, self.vx,
                           self.rates[1] - pitch.rate])
+        if g.latency_s > 0.0:
+            # Where the state will be when this force acts: the model's
+            # x' = A x + B u over latency_s, u the last force.
+            state = state + g.latency_s * (self._model(self.h) @ state + self._input(self.h) * self.fx)
         fx = -float(k @ state)
+        self.fx = fx
         fz = m * (grav + height.acc + g.height_kp * (height.value - self.h)
                   + g.height_kd * (height.rate - self.vz))
         fy = m * (-g.side_kp * self.y - g.side_kd * self.vy)

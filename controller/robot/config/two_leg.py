@@ -49,6 +49,10 @@ class TwoLegGains:
     yaw_kd: float = 6.0
     velocity_filter_s: float = 0.0018  # s: low-pass of the velocities from joint rates and the gyro
     friction: float = 0.4             # the friction pyramid the feet's forces stay inside
+    # s: the sagittal state is predicted this far ahead (the LQR's own model
+    # driven by the last force) before the gain acts on it: the motors apply
+    # a force some time after the state it was computed from was read.
+    latency_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,7 @@ BALANCE_KEYS: dict[str, tuple[float, float]] = {
     "height_kd": (0.0, 500.0), "side_kp": (0.0, 2000.0), "side_kd": (0.0, 500.0),
     "roll_kp": (0.0, 2000.0), "roll_kd": (0.0, 500.0), "yaw_kp": (0.0, 2000.0),
     "yaw_kd": (0.0, 500.0), "velocity_filter_s": (0.0001, 0.1), "friction": (0.05, 2.0),
+    "latency_s": (0.0, 0.02),
 }
 
 
