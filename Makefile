@@ -44,12 +44,11 @@ spy: build
 
 # Every test that opens a udpm:// socket must stay off the host network: the
 # whole suite runs inside a fresh network namespace (tests/netns.sh). Two
-# passes at once (tests/run.sh): the udpm tests one at a time at normal
-# priority, so the daemons they start, many held to real-clock bounds, wait
-# on nothing else of the suite; beside them the tests without sockets over
-# TEST_JOBS processes (pytest-xdist) at the idle scheduling class, on the CPU
-# time the udpm pass leaves. MOTIOND_TEST_SERIAL=1 runs them one after the
-# other. Each pass lists its 20 slowest tests, to keep the suite's time in view.
+# passes: the tests without sockets spread over TEST_JOBS processes
+# (pytest-xdist, test by test; a module with a module fixture stays in one
+# process, so the fixture is built once), then the udpm tests one at a time, so the daemons they start, many
+# held to real-clock bounds, share the CPU with nothing else of the suite.
+# Each pass lists its 20 slowest tests, to keep the suite's time in view.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: build wheelhouse peers
 	tests/netns.sh tests/run.sh $(PY) $(TEST_JOBS) $(ARGS)
