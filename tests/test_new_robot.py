@@ -26,6 +26,7 @@ from controller.cli import motionctl as mc
 from controller.robot.config import ConfigError, Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.mass_properties import load_figures, stand_angles, stand_body, total_mass
+from controller.robot.mjcf_figures import posed_body
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.physics import PhysicsRobot
 
@@ -373,27 +374,15 @@ def test_the_stand_angles_are_the_kinematics_inverse() -> None:
 
 
 def test_the_derived_body_is_the_physics_models_at_the_stand() -> None:
-    """The derivation weighs what the simulator builds: MuJoCo's own bodies,
-    posed at the stand, summed with the parallel-axis theorem."""
+    """The derivation from the physics file (numpy, the legs' kinematics)
+    weighs what the simulator builds from it: MuJoCo's own bodies of the
+    generated model, posed at the stand and summed in the trunk's frame
+    (controller/robot/mjcf_figures.py, the route a robot's own MJCF takes)."""
     cfg = load_config(CYBERDOG)
     assert isinstance(cfg.geometry, Geometry)
     model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
-    data = mujoco.MjData(model)
-    data.qpos[:7] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]   # the trunk at the origin, level
     q = stand_angles(cfg.geometry, cfg.stand_height, cfg.stand_com_x)
-    for k, name in enumerate(cfg.joint_names):
-        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        data.qpos[model.jnt_qposadr[joint]] = q.reshape(-1)[k]
-    mujoco.mj_forward(model, data)
-    bodies = range(1, model.nbody)
-    mass = sum(model.body_mass[b] for b in bodies)
-    com = sum(model.body_mass[b] * data.xipos[b] for b in bodies) / mass
-    inertia = np.zeros((3, 3))
-    for b in bodies:
-        rot = data.ximat[b].reshape(3, 3)
-        d = data.xipos[b] - com
-        inertia += rot @ np.diag(model.body_inertia[b]) @ rot.T
-        inertia += model.body_mass[b] * (d @ d * np.eye(3) - np.outer(d, d))
+    mass, com, inertia = posed_body(model, q.reshape(-1), list(cfg.joint_names), "generated")
     body = stand_body(cfg.path, cfg.robot, cfg.sim, cfg.geometry, cfg.stand_height, cfg.stand_com_x)
     assert body.mass == pytest.approx(mass, rel=1e-9)
     assert np.allclose(body.com_offset, com, atol=1e-9)

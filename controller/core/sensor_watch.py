@@ -66,6 +66,10 @@ class SensorWatch:
         self.q_prev: np.ndarray | None = None
         self.before = np.zeros((5, n))     # the command before the last: pos, vel, kp, kd, tau_ff
         self.have_before = False
+        # The torque range a motor can give this tick (the limit, or its
+        # envelope at the joints' speeds), and the laws' buffers.
+        self.low, self.high = -self.limit, self.limit.copy()
+        self.law_now, self.law_before, self.scratch = np.zeros(n), np.zeros(n), np.zeros(n)
         self.same = np.zeros(n, dtype=np.int64)        # ticks each angle has repeated
         # The last torque_ticks of |torque| the law asked for and the motor
         # reported, per joint, and how many ticks in a row have counted.
@@ -114,12 +118,14 @@ class SensorWatch:
         # of this command or of the one before, so the smaller of the two is
         # what it was asked (on real motors with a 2-3 ms delay Go2's trot
         # read 50-56 % against this command alone, 70-75 % against either).
-        law = self._law(q, qd, pos, vel, kp, kd, tau_ff)
-        asked = np.abs(law)
+        if self.knee is not None and self.no_load is not None:
+            self.low, self.high = envelope(qd, self.limit, self.knee, self.no_load)
+        asked = self._law(q, qd, pos, vel, kp, kd, tau_ff, self.law_now)
         if self.have_before:
-            np.minimum(asked, np.abs(self._law(q, qd, *self.before)), out=asked)
-        for row, value in zip(self.before, (pos, vel, kp, kd, tau_ff)):
-            row[:] = value
+            b = self.before
+            np.minimum(asked, self._law(q, qd, b[0], b[1], b[2], b[3], b[4], self.law_before), out=asked)
+        b = self.before
+        b[0], b[1], b[2], b[3], b[4] = pos, vel, kp, kd, tau_ff
         self.have_before = True
         # Fast, a real motor gives less than its law asks by design; but one
         # that gives next to nothing at any speed is dead.
@@ -143,15 +149,19 @@ class SensorWatch:
         return None
 
     def _law(self, q: np.ndarray, qd: np.ndarray, pos: np.ndarray, vel: np.ndarray, kp: np.ndarray,
-             kd: np.ndarray, tau_ff: np.ndarray) -> np.ndarray:
-        """The torque the driver's law gives for this command at q, qd:
-        inside the torque limit and, when the config knows it, the motor's
-        torque-speed envelope."""
-        law = np.clip(tau_ff + kp * (pos - q) + kd * (vel - qd), -self.limit, self.limit)
-        if self.knee is not None and self.no_load is not None:
-            low, high = envelope(qd, self.limit, self.knee, self.no_load)
-            law = np.clip(law, low, high)
-        return law
+             kd: np.ndarray, tau_ff: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """|torque| the driver's law gives for this command at q, qd, into
+        `out`: inside the torque limit and, when the config knows it, the
+        motor's torque-speed envelope at this tick's speeds (self.low/high)."""
+        t = self.scratch
+        np.subtract(vel, qd, out=t)
+        np.multiply(kd, t, out=t)
+        np.subtract(pos, q, out=out)
+        np.multiply(kp, out, out=out)
+        out += t
+        out += tau_ff
+        np.clip(out, self.low, self.high, out=out)
+        return np.abs(out, out=out)
 
     def imu(self, quaternion: np.ndarray, gyro: np.ndarray, accel: np.ndarray, q: np.ndarray) -> Finding | None:
         """An imu sample that arrived this tick, and the joints now: frozen
