@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,23 @@ def test_gait_bench_runs_and_reports_both_generators(capsys: pytest.CaptureFixtu
     assert all(float(r[-3]) > 0 and float(r[-1]) > 0 for r in rows)
 
 
-def load(name: str) -> Any:
-    """The bench script `name`, loaded from its file (Any: the tests set its settings)."""
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module          # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+@pytest.fixture
+def load(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Any]:
+    """Loads the bench script `name` from its file (Any: the tests set its
+    settings); registered in sys.modules while the test runs (dataclasses look
+    their module up), then gone, so a later import in the same process (the
+    doc check's tests/bench/report.py) gets the script as written."""
+    def loader(name: str) -> Any:
+        spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        return module
+    return loader
 
 
-def test_kernel_bench_times_all_three_versions():
+def test_kernel_bench_times_all_three_versions(load: Callable[[str], Any]):
     bench = load("kernel_bench")
     bench.REPEATS = 2
     result = bench.measure(scale=0.01)
@@ -49,7 +56,7 @@ def test_kernel_bench_times_all_three_versions():
 
 
 @pytest.mark.udpm
-def test_realtime_bench_measures_the_daemon_and_the_baseline():
+def test_realtime_bench_measures_the_daemon_and_the_baseline(load: Callable[[str], Any]):
     """Two seconds of the quiet condition, over udpm in this test's netns."""
     bench = load("rt_bench")
     bench.WINDOWS = 2
@@ -87,7 +94,7 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline():
 
 
 
-def test_command_latency_counts_from_the_tick_that_took_the_first_command() -> None:
+def test_command_latency_counts_from_the_tick_that_took_the_first_command(load: Callable[[str], Any]) -> None:
     """The tick that woke before a command was sent may still take it (its
     second drain): the count before the first command is the last tick whose
     joint_cmd was out before the send, not the last that woke before it.
@@ -105,7 +112,7 @@ def test_command_latency_counts_from_the_tick_that_took_the_first_command() -> N
     assert result["min_ms"] == pytest.approx(0.2)            # the first: 4.3 - 4.1 ms
     assert result["max_ms"] == pytest.approx(1.8)            # the second: 12.3 - 10.5 ms
 
-def test_soak_runs_with_every_fault_and_logs_no_error():
+def test_soak_runs_with_every_fault_and_logs_no_error(load: Callable[[str], Any]):
     """A few seconds of make soak: every figure is produced; the daemon
     survives what was injected without logging an error."""
     soak = load("soak")
