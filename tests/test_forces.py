@@ -34,6 +34,21 @@ def test_the_weight_is_carried_vertically_with_no_moment_about_an_off_centre_mas
     assert f[1, 2] > f[2, 2], "the front-left foot, nearest the mass, carries the most"
 
 
+def test_the_weight_split_is_the_minimum_norm_one_for_every_set_of_feet():
+    """The closed form equals the pseudo-inverse's minimum-norm split: four
+    feet, any three, two (a trot's diagonal: singular, so the
+    pseudo-inverse), three in a line, one."""
+    import itertools
+    rng = np.random.default_rng(5)
+    feet = FEET + rng.normal(scale=0.02, size=FEET.shape)
+    line = np.array([[0.2, 0.1, -0.24], [0.0, 0.1, -0.24], [-0.2, 0.1, -0.24]])
+    sets = [feet[list(c)] for n in (1, 2, 3, 4) for c in itertools.combinations(range(4), n)] + [line]
+    for r in sets:
+        A = np.vstack([np.ones(len(r)), r[:, 0], r[:, 1]])
+        want = np.maximum(np.linalg.pinv(A) @ np.array([82.0, 0.0, 0.0]), 0.0)
+        np.testing.assert_allclose(weight_forces(r, 82.0)[:, 2], want, atol=1e-9)
+
+
 def test_leg_torques_are_the_jacobian_transpose_of_the_push_and_zero_elsewhere():
     rng = np.random.default_rng(3)
     J = rng.normal(size=(4, 3, 3))
