@@ -217,3 +217,39 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     fr, fl = cfg.joint_names.index("FR_abad"), cfg.joint_names.index("FL_abad")
     assert right.phases[1].q[fr] == pytest.approx(-left.phases[1].q[fl])      # mirrored, abad negated
     assert "wrote" in capsys.readouterr().out
+
+
+def test_optimise_world_scores_every_margin_world_again_on_real_motors(tmp_path, monkeypatch, capsys):
+    """`--world real_actuators_3ms`: the optimiser gets the margin worlds and
+    each of them again with the real motors laid over it (the friction or
+    mass change kept); the file records the worlds and the command line; an
+    unknown world is refused before anything runs."""
+    from controller.cli import motionctl
+    from controller.sim import motion_optimiser
+    from controller.sim.motion_optimiser import MARGIN_WORLDS, Result
+
+    seen = []
+
+    def fake(config_path, goal, worlds, **_):
+        seen.append(tuple(worlds))
+        cfg = load_config(config_path)
+        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
+
+    monkeypatch.setattr(motion_optimiser, "optimise", fake)
+    out = tmp_path / "Up.yaml"
+    assert motionctl.main(["--config", "config/go2.yaml", "optimise", "up", "-o", str(out),
+                           "--generations", "1", "--world", "real_actuators_3ms"]) == 0
+    (worlds,) = seen
+    n = len(MARGIN_WORLDS)
+    assert worlds[:n] == MARGIN_WORLDS and len(worlds) == 2 * n
+    for ideal, real in zip(worlds[:n], worlds[n:]):
+        assert ideal.actuators is None and real.actuators == (("delay_s", 0.003),)
+        assert (real.friction, real.trunk_mass_scale) == (ideal.friction, ideal.trunk_mass_scale)
+    labels = [w.label for w in worlds[n:]]
+    assert "friction 0.5, real actuators (delay_s 0.003)" in labels
+    text = out.read_text()
+    assert "--world real_actuators_3ms" in text and "real actuators (delay_s 0.003)" in text
+    capsys.readouterr()
+    assert motionctl.main(["--config", "config/go2.yaml", "optimise", "up", "-o", str(out),
+                           "--world", "moon"]) == 1
+    assert "no world 'moon'" in capsys.readouterr().err and len(seen) == 1

@@ -33,7 +33,11 @@ torques through the controller's own trajectory player. A jump's score is
 its worst over the margin worlds (trunk mass x0.9 and x1.1, floor friction
 0.5 and 1.0, and the unchanged world; forward-stair also off 10, 15 and 20
 cm platforms, where it must land 0.45-0.75 m on), the roll-over's its mean
-(the recovery retries); --nominal drops the margin worlds. --mirror also
+(the recovery retries); --nominal drops the margin worlds. --world NAME
+rolls every candidate out again in each of those worlds with the named
+world of config/physics/worlds.yaml laid over it (real_actuators_3ms: the
+motors' torque-speed envelope and a 3 ms delay), so the motion is made for
+ideal and real motors at once. --mirror also
 writes the left-right mirror image (a right turn from a left one). Point
 the config's `scripts.trajectories`, its mode-16 gaits and
 `scripts.recovery` at the files. Takes a few minutes on two cores.
@@ -91,6 +95,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "(default: 0.25, or 0.08 with --start, to refine near it)")
     p.add_argument("--nominal", action="store_true",
                    help="score in the unchanged world only (faster, no margins)")
+    p.add_argument("--world", action="append", default=[], metavar="NAME",
+                   help="also score in each world with this named world (config/physics/worlds.yaml) "
+                        "laid over it, e.g. real_actuators_3ms; repeatable")
     p.set_defaults(func=run)
     return p
 
@@ -129,6 +136,14 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print("motionctl: optimise: --generations >= 1, --population and --workers >= 0, "
               "--sigma in (0, 1]", file=sys.stderr)
         return EXIT_ERROR
+    from controller.robot.config import ConfigError
+    from controller.sim.world import World
+    for name in args.world:
+        try:
+            World.from_spec(name, "--world")
+        except ConfigError as exc:
+            print(f"motionctl: optimise: {exc}", file=sys.stderr)
+            return EXIT_ERROR
     if args.motion == "all":
         return run_all(args, cfg)
     return run_one(args, cfg, args.motion, args.output, args.mirror)
@@ -209,6 +224,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     from controller.motion.trajectory import mirror_map, mirrored
     from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
     from controller.sim.workers import WorkersError
+    from controller.sim.world import on_top
 
     sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
     goal = GOALS[motion]
@@ -220,6 +236,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
             print(f"motionctl: optimise: --start {args.start}: {exc}", file=sys.stderr)
             return EXIT_ERROR
     worlds = goal.worlds(args.nominal)
+    worlds += tuple(on_top(w, name, "--world") for name in args.world for w in worlds)
     started = time.monotonic()
     # On a terminal a bar with the time left (stderr); the lines are the results.
     bar = Progress(args.generations, "generations", lines=0)
@@ -257,7 +274,8 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
               f"{f' --start {args.start.name}' if args.start else ''}"
               f"{f' --sigma {args.sigma:g}' if args.sigma is not None else ''}"
               f"{f' --population {args.population}' if args.population else ''}"
-              f"{' --nominal' if args.nominal else ''}\n"
+              f"{' --nominal' if args.nominal else ''}"
+              f"{''.join(f' --world {name}' for name in args.world)}\n"
               "(controller/sim/motion_optimiser.py; the format: controller/motion/trajectory.py).\n"
               "Regenerate it rather than editing it by hand. `outcomes` are what the physics\n"
               "body did with it in each world of `worlds`, from ground truth.")

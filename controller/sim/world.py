@@ -17,7 +17,7 @@ piece is ground, touched as the floor is, and its geoms' names start with
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
@@ -235,6 +235,17 @@ def _actuators_label(changes: tuple[tuple[str, Any], ...] | None) -> str:
         return ""
     extra = ", ".join(f"{k} {v}" for k, v in changes)
     return f"real actuators{' (' + extra + ')' if extra else ''}"
+
+
+def on_top(world: World, name: str, where: str) -> World:
+    """`world` with what the named world (config/physics/worlds.yaml)
+    changes laid over it, e.g. the margin world "friction 0.5" on real
+    motors; ConfigError names `where` when there is no such world."""
+    over = World.from_spec(name, where)
+    plain = World()
+    changed = {f.name: getattr(over, f.name) for f in fields(World)
+               if f.name != "name" and getattr(over, f.name) != getattr(plain, f.name)}
+    return replace(world, name="", **changed)
 
 
 @lru_cache(maxsize=1)
