@@ -246,6 +246,15 @@ def test_a_row_may_name_the_robots_own_figures_instead_of_numbers() -> None:
         scorecard.resolve(h20, ["walk_fast", 0, 0], "t")
     with pytest.raises(ConfigError, match="no biped walk"):
         scorecard.resolve(load_config(CONFIG_DIR / "cyberdog2.yaml"), ["walk_max", 0, 0], "t")
+    # The quadrupeds' height rows: the stand height with an offset, the range's ends.
+    cd2, go2 = (load_config(CONFIG_DIR / f"{r}.yaml") for r in ("cyberdog2", "go2"))
+    assert scorecard.resolve(cd2, [0, 0, "stand_height + 0.04"], "t")[2] == pytest.approx(0.28)
+    assert scorecard.resolve(go2, [0, 0, "stand_height + 0.04"], "t")[2] == pytest.approx(0.32)
+    assert scorecard.target_height(go2, "height_max") == 0.36
+    assert scorecard.target_height(cd2, "stand_height-0.1") == pytest.approx(0.14)
+    assert scorecard.resolve(cd2, "stand_height", "t") == 0.24
+    with pytest.raises(ConfigError, match="stand_height \\* 2"):
+        scorecard.resolve(cd2, [0, 0, "stand_height * 2"], "t")
 
 
 def test_a_robot_named_by_its_config_file_is_scored_by_its_kinds_rows(

@@ -14,6 +14,7 @@ import argparse
 import fnmatch
 import json
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -393,19 +394,33 @@ LOWER_LIMBS = ("_shank", "_thigh")
 
 
 # Figures of the robot's config a row may name instead of a number (in a
-# list, the entry's index is the axis): the walk's velocity window and the
-# pose height range, so one row fits robots of different sizes.
-CONFIG_FIGURES = ("walk_min", "walk_max", "height_min", "height_max")
+# list, the entry's index is the axis): the walk's velocity window, the pose
+# height range and the stand height, so one row fits robots of different
+# sizes. A figure may carry an offset in m or m/s: "stand_height + 0.04".
+CONFIG_FIGURES = ("walk_min", "walk_max", "height_min", "height_max", "stand_height")
+_FIGURE = re.compile(r"^\s*([a-z_]+)\s*(?:([+-])\s*([0-9]*\.?[0-9]+))?\s*$")
 
 
 def resolve(cfg: Any, value: Any, where: str) -> Any:
     """`value` with every CONFIG_FIGURES name replaced by the config's figure."""
     if isinstance(value, list):
         return [_figure(cfg, v, i, where) if isinstance(v, str) else v for i, v in enumerate(value)]
-    return _figure(cfg, value, 0, where) if value in CONFIG_FIGURES else value
+    return _figure(cfg, value, 0, where) if _names_figure(value) else value
+
+
+def _names_figure(value: Any) -> bool:
+    match = _FIGURE.match(value) if isinstance(value, str) else None
+    return match is not None and match.group(1) in CONFIG_FIGURES
 
 
 def _figure(cfg: Any, name: str, axis: int, where: str) -> float:
+    match = _FIGURE.match(name)
+    base = match.group(1) if match else name
+    offset = 0.0 if match is None or match.group(2) is None else float(match.group(2) + match.group(3))
+    return _base_figure(cfg, base, axis, where, name) + offset
+
+
+def _base_figure(cfg: Any, name: str, axis: int, where: str, given: str) -> float:
     if name in ("walk_min", "walk_max"):
         if cfg.walk is None:
             raise ConfigError(f"{CARD}: {where}: {name}: {cfg.robot} has no biped walk")
@@ -413,7 +428,10 @@ def _figure(cfg: Any, name: str, axis: int, where: str) -> float:
         return float((params.velocity_min if name == "walk_min" else params.velocity_max)[axis])
     if name in ("height_min", "height_max"):
         return float(cfg.pose_height_range[0 if name == "height_min" else 1])
-    raise ConfigError(f"{CARD}: {where}: {name!r} is not a number or one of {CONFIG_FIGURES}")
+    if name == "stand_height":
+        return float(cfg.stand_height)
+    raise ConfigError(f"{CARD}: {where}: {given!r} is not a number or one of {CONFIG_FIGURES} "
+                      "(with an offset: \"stand_height + 0.04\")")
 
 
 def _random_commands(trial: Trial, cfg: Any, fields: dict[str, Any], spec: dict[str, Any],
@@ -512,7 +530,7 @@ def arc_end(distance: float, angle: float) -> tuple[float, float, float]:
 
 
 def target_height(cfg: Any, target: Any) -> float | None:
-    if target in CONFIG_FIGURES:
+    if _names_figure(target):
         return _figure(cfg, target, 0, "target")
     if target == "stand":
         return float(cfg.stand_height)
