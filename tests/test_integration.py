@@ -107,6 +107,16 @@ class Client:
             self.heartbeat()
             time.sleep(min(period, max(0.0, end - time.monotonic())))
 
+    def hold_until(self, done: Callable[[], bool], timeout: float, period: float = 0.1) -> None:
+        """Keep the heartbeat going until done() holds; `timeout` s of wall
+        clock is only the harness's patience (what is judged is on the
+        daemon's ticks): a host that slows the daemon takes longer."""
+        end = time.monotonic() + timeout
+        while not done():
+            assert time.monotonic() < end, f"not done within {timeout} s"
+            self.heartbeat()
+            time.sleep(period)
+
     def wait_for(self, predicate: Callable[[msgs.robot_control_response_lcmt], bool], timeout: float,
                  heartbeat: bool = True) -> msgs.robot_control_response_lcmt:
         """The first response since now for which predicate holds."""
@@ -262,7 +272,8 @@ def test_queued_sequence_runs_in_order_and_duration_zero_preempts(daemon):
     client.send(21, 5, duration=200, pos_des=[0, 0, 0.2])
     time.sleep(0.01)
     client.send(21, 0, duration=400, rpy_des=[0, -0.1, 0])
-    client.hold(1.2)
+    # 0.9 s of blocks, then the pose hold (21/3): timed on the daemon's ticks.
+    client.hold_until(lambda: len(change_ticks(client, start)) >= 4, 10.0)
     changes = change_ticks(client, start)
     assert [c[1:] for c in changes[:4]] == [(21, 0), (21, 5), (21, 0), (21, 3)]
     durations = [b[0] - a[0] for a, b in zip(changes, changes[1:4])]
@@ -274,7 +285,8 @@ def test_queued_sequence_runs_in_order_and_duration_zero_preempts(daemon):
     client.send(21, 5, duration=2000, pos_des=[0, 0, 0.2])
     client.hold(0.2)
     client.send(7, 1)
-    r = client.wait_for(lambda r: r.mode == 7, 0.5)
+    # At once: a daemon that let the queue run first would show it after 3.8 s.
+    r = client.wait_for(lambda r: r.mode == 7, 1.5)
     assert r.gait_id == 1
     client.hold(0.2)
     with client.lock:
