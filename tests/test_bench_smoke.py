@@ -44,7 +44,7 @@ def load(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Any]:
     return loader
 
 
-def test_kernel_bench_times_all_three_versions(load: Callable[[str], Any]):
+def test_kernel_bench_times_all_three_versions(load: Callable[[str], Any]) -> None:
     bench = load("kernel_bench")
     bench.REPEATS = 2
     result = bench.measure(scale=0.01)
@@ -56,7 +56,7 @@ def test_kernel_bench_times_all_three_versions(load: Callable[[str], Any]):
 
 
 @pytest.mark.udpm
-def test_realtime_bench_measures_the_daemon_and_the_baseline(load: Callable[[str], Any]):
+def test_realtime_bench_measures_the_daemon_and_the_baseline(load: Callable[[str], Any]) -> None:
     """Two seconds of the quiet condition, over udpm in this test's netns."""
     bench = load("rt_bench")
     bench.WINDOWS = 2
@@ -112,7 +112,7 @@ def test_command_latency_counts_from_the_tick_that_took_the_first_command(load: 
     assert result["min_ms"] == pytest.approx(0.2)            # the first: 4.3 - 4.1 ms
     assert result["max_ms"] == pytest.approx(1.8)            # the second: 12.3 - 10.5 ms
 
-def test_soak_runs_with_every_fault_and_logs_no_error(load: Callable[[str], Any]):
+def test_soak_runs_with_every_fault_and_logs_no_error(load: Callable[[str], Any]) -> None:
     """A few seconds of make soak: every figure is produced; the daemon
     survives what was injected without logging an error."""
     soak = load("soak")
