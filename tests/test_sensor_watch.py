@@ -212,6 +212,10 @@ def test_a_motor_giving_what_its_envelope_allows_at_speed_is_not_weak() -> None:
      "safety.motor_knee_speed: each must be 0 or more and under its motor_no_load_speed"),
     ({"motor_knee_speed": [0.0, 0.0], "motor_no_load_speed": [30.0, 30.0]},
      "safety.motor_knee_speed: expected one number or 3 (one per leg joint), not 2"),
+    ({"motor_knee_speed": [0.0, 0.0, 0.0], "motor_no_load_speed": [30.0, 30.0]},
+     "safety.motor_no_load_speed: 2 speeds against 3 knee speeds"),
+    ({"motor_knee_speed": [0.0, 0.0, 16.0], "motor_no_load_speed": [30.0, 30.0, 15.7]},
+     "safety.motor_knee_speed: each must be 0 or more and under its motor_no_load_speed"),
     ({"motor_knee_speed": 0.0, "motor_no_load_speed": "fast"},
      "safety.motor_no_load_speed: expected a number or a list of numbers (rad/s), got 'fast'"),
 ])

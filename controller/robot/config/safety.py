@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from controller.robot.config.reader import Reader
 
 
@@ -107,11 +109,11 @@ def _motor_envelope(sr: Reader) -> dict[str, tuple[float, ...] | None]:
         if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             raise sr.fail(key, f"expected a number or a list of numbers (rad/s), got {raw!r}")
         out[key] = tuple(float(v) for v in values)
-    knee, no_load = out[keys[0]], out[keys[1]]
-    assert knee is not None and no_load is not None
-    if len(knee) != len(no_load) and 1 not in (len(knee), len(no_load)):
-        raise sr.fail(keys[1], f"{len(no_load)} speeds against {len(knee)} knee speeds")
-    pairs = zip(knee * len(no_load), no_load * len(knee)) if 1 in (len(knee), len(no_load)) else zip(knee, no_load)
-    if any(k < 0 or k >= n for k, n in pairs):
+    try:
+        knee, no_load = np.broadcast_arrays(np.array(out[keys[0]]), np.array(out[keys[1]]))
+    except ValueError:
+        raise sr.fail(keys[1], f"{len(out[keys[1]] or ())} speeds against {len(out[keys[0]] or ())} "
+                      "knee speeds") from None
+    if np.any(knee < 0) or np.any(knee >= no_load):
         raise sr.fail(keys[0], "each must be 0 or more and under its motor_no_load_speed")
     return out
