@@ -47,7 +47,8 @@ spy: build
 # passes: the tests without sockets spread over TEST_JOBS processes
 # (pytest-xdist, test by test; a module with a module fixture stays in one
 # process, so the fixture is built once), then the udpm tests one at a time, so the daemons they start, many
-# held to real-clock bounds, share the CPU with nothing else of the suite.
+# held to real-clock bounds, share the CPU with nothing else of the suite; a
+# udpm test that fails runs once more, alone, and fails the pass if it fails again.
 # Each pass lists its 20 slowest tests, to keep the suite's time in view.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: build wheelhouse peers

@@ -31,7 +31,10 @@ class Truth:
         self.lc = lcm.LCM(CFG.lcm.url("joint"))
         self.lc.subscribe(CFG.lcm.channels["sim_state"], self._on_state)
         self.lc.subscribe(CFG.lcm.channels["status"], self._on_status)
-        self.states: list[tuple[float, float, float, float, float]] = []   # t, x, y, z, yaw
+        # t (this process's monotonic s), x, y, z, yaw, the simulator's own time (s):
+        # speeds are judged per simulated second (a host that runs the
+        # simulator slower than the clock slows the robot's clock, not its gait).
+        self.states: list[tuple[float, float, float, float, float, float]] = []
         self.status: msgs.controller_status_t | None = None
         self.running = True
         self.thread = threading.Thread(target=self._spin, daemon=True)
@@ -45,13 +48,22 @@ class Truth:
         s = msgs.sim_state_t.decode(data)
         w, x, y, z = s.quaternion
         yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-        self.states.append((time.monotonic(), s.position[0], s.position[1], s.position[2], yaw))
+        self.states.append((time.monotonic(), s.position[0], s.position[1], s.position[2], yaw, s.sim_time))
 
     def _on_status(self, _ch: str, data: bytes) -> None:
         self.status = msgs.controller_status_t.decode(data)
 
-    def between(self, t0: float, t1: float) -> list[tuple[float, float, float, float, float]]:
+    def between(self, t0: float, t1: float) -> list[tuple[float, float, float, float, float, float]]:
         return [s for s in self.states if t0 <= s[0] <= t1]
+
+
+def sim_rate(a: tuple[float, ...], b: tuple[float, ...], index: int) -> float:
+    """How fast states[index] changed from state a to state b, per simulated
+    second (a yaw's change taken the short way round)."""
+    change = b[index] - a[index]
+    if index == 4:
+        change = math.remainder(change, 2 * math.pi)
+    return change / (b[5] - a[5])
 
 
 @contextmanager

@@ -23,6 +23,16 @@ shift 2
 first=$?
 "$py" -m pytest -q -p no:xdist -m udpm --durations=20 "$@"
 second=$?
+# A udpm test that failed (1: tests failed) runs once more, alone: their
+# daemons are held to the SPEC's real-clock bounds (500 Hz, the 500 ms
+# timeout), which a host running at half speed, or a neighbour's burst,
+# can break for one run. The bounds are unchanged; both results are printed,
+# and a test that fails again fails the pass.
+if [ $second = 1 ]; then
+    echo "tests/run.sh: the udpm pass had failures (above); those tests once more, one at a time:"
+    "$py" -m pytest -q -p no:xdist -m udpm --last-failed --last-failed-no-failures none "$@"
+    second=$?
+fi
 [ $first = 5 ] && first=0
 [ $second = 5 ] && second=0
 [ $first != 0 ] && exit $first

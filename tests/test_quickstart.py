@@ -5,7 +5,6 @@ motiond with the simulated CyberDog 2. Judged on the simulator's ground truth
 daemon never times out between the lines (the hold keeps the heartbeat)."""
 from __future__ import annotations
 
-import math
 import os
 import shlex
 import subprocess
@@ -15,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live import LYING_Z, ROOT, STANDING_Z, Truth, live_robot
+from live import LYING_Z, ROOT, STANDING_Z, Truth, live_robot, sim_rate
 
 pytestmark = pytest.mark.udpm
 
@@ -63,9 +62,9 @@ def test_the_readmes_quickstart_typed_line_by_line(robot: Truth, tmp_path: Path)
         return robot.between(ran[i][1], ran[i][1] + GAP_S)
     stand, trot, turn, lie = gap(1), gap(2), gap(3), gap(4)
     assert len(stand) > 50 and min(s[3] for s in stand) > STANDING_Z      # standing in the pause after it
-    vx = (trot[-1][1] - trot[0][1]) / (trot[-1][0] - trot[0][0])
+    vx = sim_rate(trot[0], trot[-1], 1)
     assert abs(vx - 0.3) <= 0.1 + 0.2 * 0.3, f"trot at {vx:.2f} m/s"      # still trotting: held
-    wz = math.remainder(turn[-1][4] - turn[0][4], 2 * math.pi) / (turn[-1][0] - turn[0][0])
+    wz = sim_rate(turn[0], turn[-1], 4)
     assert abs(wz - 0.5) <= 0.1 + 0.2 * 0.5, f"turn at {wz:.2f} rad/s"
     assert min(s[3] for s in trot + turn) > STANDING_Z - 0.04             # no stumble
     assert max(s[3] for s in lie) < LYING_Z                               # lying
@@ -98,6 +97,6 @@ def test_teleop_driven_by_a_key_stream_stands_trots_and_lies_down(robot: Truth) 
     assert "asked: LOCOMOTION gait 3 vx +0.30" in out and "teleop: done" in out
     assert min(s[3] for s in robot.between(stood - 0.5, stood)) > STANDING_Z
     trot = robot.between(trotted - 2.0, trotted)
-    vx = (trot[-1][1] - trot[0][1]) / (trot[-1][0] - trot[0][0])
+    vx = sim_rate(trot[0], trot[-1], 1)
     assert abs(vx - 0.3) <= 0.1 + 0.2 * 0.3, f"trot at {vx:.2f} m/s"
     assert robot.states[-1][3] < LYING_Z

@@ -64,6 +64,27 @@ def test_on_flat_ground_the_plane_is_flat_and_the_feet_are_the_generators_exactl
     assert t.feet(target, 0.05) is target
 
 
+def test_the_footholds_plane_is_numpys_least_squares_fit_for_any_feet_in_a_line_too() -> None:
+    """The plane's closed form (2x2 normal equations on centred points)
+    against numpy's lstsq, for random footholds, two to four feet down, and
+    feet in a line (the lstsq fallback)."""
+    rng = np.random.default_rng(7)
+    t = TerrainAdapter(TerrainConfig(), LEGS, DT)
+    for i in range(3000):
+        t.footholds = rng.normal(0.0, 1.0, (LEGS, 3)) * [0.3, 0.15, 0.05]
+        if i % 4 == 0:                       # in a line through the heading frame
+            t.footholds[:, 1] = 0.7 * t.footholds[:, 0]
+        if i % 4 == 1:                       # two feet on one spot
+            t.footholds[1] = t.footholds[0]
+        t.ground = rng.normal(0.0, 0.05, 3)
+        yaw = float(rng.uniform(-math.pi, math.pi))
+        p = t.footholds - t.ground
+        cy, sy = math.cos(yaw), math.sin(yaw)
+        a = np.column_stack([np.ones(LEGS), cy * p[:, 0] + sy * p[:, 1], -sy * p[:, 0] + cy * p[:, 1]])
+        expected = np.linalg.lstsq(a, p[:, 2], rcond=None)[0][1:]
+        np.testing.assert_allclose(t._plane(yaw), expected, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("degrees", [10.0, 20.0, -20.0])
 def test_the_ground_slope_is_the_footholds_plane_past_the_dead_band(degrees: float) -> None:
     c = TerrainConfig()

@@ -27,7 +27,8 @@ from controller.cli.commands import summary
 from controller.robot.config import Config
 
 DESCRIPTION = __doc__.split("\n\n", 1)[1] if __doc__ else ""
-ENTRY_S = 3.0               # all-zero frames: the board's entry wait is about 2.5 s
+ENTRY_S = 3.0               # all-zero frames at least: the entry wait is 1250 ticks (2.5 s at 500 Hz) ...
+ENTRY_PATIENCE_S = 10.0     # ... and on until motiond says it is over, for at most this long
 RATE_HZ = 500.0
 OTHER_KD = 0.3              # N m s/rad on the joints not being checked
 MOVED_SHARE = 0.3           # a joint that moved less than this share of the command did not move
@@ -159,10 +160,13 @@ def _check(args: argparse.Namespace, cfg: Config, listen: Listener, slot: int, d
     channel = cfg.lcm.channels["motor_ctrl"]
     period = 1.0 / RATE_HZ
 
-    def send_for(seconds: float, make: Any) -> None:
+    def send_for(seconds: float, make: Any, until: Any = None) -> None:
+        """Frames at RATE_HZ for `seconds`, or with `until`, on after them
+        until it is true (at most ENTRY_PATIENCE_S in all)."""
         start = time.monotonic()
         tick = start
-        while (now := time.monotonic()) - start < seconds:
+        while (now := time.monotonic()) - start < seconds or (
+                until is not None and not until() and now - start < ENTRY_PATIENCE_S):
             make(now - start)
             listen.lc.publish(channel, frame.encode())
             tick += period
@@ -185,11 +189,14 @@ def _check(args: argparse.Namespace, cfg: Config, listen: Listener, slot: int, d
               f"would take it past its limit ({lo:+.3f} .. {hi:+.3f} rad, mode 15's margin in): "
               f"move it the other way (--degrees {-args.degrees:g})")
         return 2
-    print(f"asking motiond for mode 15 ({ENTRY_S:g} s of all-zero frames) ...")
-    send_for(ENTRY_S, zero)
+    print(f"asking motiond for mode 15 (all-zero frames for {ENTRY_S:g} s, or until its entry wait is over) ...")
+    # The entry wait is counted in motiond's ticks: a computer that runs them
+    # late takes longer than 2.5 s of the clock, so the frames go on until
+    # motor_ctrl_state clears the bit.
+    send_for(ENTRY_S, zero, until=lambda: listen.err_flag is not None and not listen.err_flag & ERR_LOST)
     if listen.err_flag is None or listen.err_flag & ERR_LOST:
-        print(f"motionctl: joint-check: motiond did not take motor_ctrl (motor_ctrl_state "
-              f"{'never came' if listen.err_flag is None else f'err_flag 0x{listen.err_flag:x}'}): "
+        print(f"motionctl: joint-check: motiond did not take motor_ctrl in {ENTRY_PATIENCE_S:g} s "
+              f"(motor_ctrl_state {'never came' if listen.err_flag is None else f'err_flag 0x{listen.err_flag:x}'}): "
               "is another source commanding it?")
         return 1
     rest = listen.position()

@@ -115,13 +115,30 @@ class TerrainAdapter:
 
     def _plane(self, yaw: float) -> np.ndarray:
         """The ground's slope (along, across the heading) through the footholds."""
-        p = self.footholds - self.ground
+        # z = c + gx x + gy y by least squares, in closed form on the centred
+        # points (the 2x2 normal equations, in plain floats: a handful of
+        # feet, where numpy's lstsq, an SVD, and even small-array numpy cost
+        # the trot's tick tens of us); lstsq where the feet are nearly in a line.
         cy, sy = math.cos(yaw), math.sin(yaw)
-        x = cy * p[:, 0] + sy * p[:, 1]
-        y = -sy * p[:, 0] + cy * p[:, 1]
-        a = np.column_stack([np.ones(self.legs), x, y])
-        coef, *_ = np.linalg.lstsq(a, p[:, 2], rcond=None)
-        return coef[1:]
+        gx, gy, gz = self.ground.tolist()
+        pts = [(cy * (fx - gx) + sy * (fy - gy), -sy * (fx - gx) + cy * (fy - gy), fz - gz)
+               for fx, fy, fz in self.footholds.tolist()]
+        n = len(pts)
+        mx, my, mz = (sum(c) / n for c in zip(*pts))
+        sxx = sxy = syy = sxz = syz = 0.0
+        for x, y, z in pts:
+            dx, dy, dz = x - mx, y - my, z - mz
+            sxx += dx * dx
+            sxy += dx * dy
+            syy += dy * dy
+            sxz += dx * dz
+            syz += dy * dz
+        det = sxx * syy - sxy * sxy
+        if det <= 1e-9 * (sxx + syy) ** 2:
+            a = np.array([(1.0, x, y) for x, y, _ in pts])
+            coef, *_ = np.linalg.lstsq(a, np.array([z for _, _, z in pts]), rcond=None)
+            return coef[1:]
+        return np.array([(syy * sxz - sxy * syz) / det, (sxx * syz - sxy * sxz) / det])
 
     def feet(self, feet: np.ndarray, gen_pitch: float) -> np.ndarray:
         """The generator's feet (body frame, at its pitch) onto the ground
