@@ -439,6 +439,44 @@ def test_batch_tracker_adds_transitioning_time_to_the_schedule() -> None:
     assert tracker.check(1.91) is client.Outcome.DONE   # 1.5 + 0.1 tail + 0.3 frozen
 
 
+def _response(mode: int, gait_id: int, switch_status: int = 0) -> robot_control_response_lcmt:
+    resp = robot_control_response_lcmt()
+    resp.mode, resp.gait_id, resp.switch_status = mode, gait_id, switch_status
+    return resp
+
+
+def test_batch_tracker_times_the_last_block_from_when_the_controller_shows_it() -> None:
+    """A controller whose ticks run late starts the last block after the
+    wall clock's schedule: the batch is done once that block has run its
+    duration since the response first showed it, not at the schedule."""
+    tracker = play_cmd.BatchTracker([1000, 1500], sent_at=0.0, timeout=5.0, keys=[(21, 0), (21, 5)])
+    assert tracker.feed(_response(21, 0), 0.1) is None
+    assert tracker.feed(_response(21, 0), 2.6) is None          # the schedule's end, not started yet
+    assert tracker.feed(_response(21, 5), 1.5 + 1.5) is None    # first shown at 3.0 s
+    assert tracker.check(3.0 + 1.5 + 0.09) is None
+    assert tracker.check(3.0 + 1.5 + 0.11) is client.Outcome.DONE
+    # Time frozen in TRANSITIONING after it showed is added as before.
+    tracker = play_cmd.BatchTracker([1000, 1500], sent_at=0.0, timeout=5.0, keys=[(21, 0), (21, 5)])
+    tracker.feed(_response(21, 5), 1.0)
+    tracker.feed(_response(21, 5, switch_status=1), 1.2)
+    tracker.feed(_response(21, 5), 1.7)                          # 0.5 s frozen
+    assert tracker.check(1.0 + 1.5 + 0.5 + 0.09) is None
+    assert tracker.check(1.0 + 1.5 + 0.5 + 0.11) is client.Outcome.DONE
+
+
+def test_batch_tracker_keeps_the_schedule_where_the_last_block_cannot_be_told_apart() -> None:
+    # The same mode and gait as the step before: the wall clock's schedule.
+    same = play_cmd.BatchTracker([1000, 1000], sent_at=0.0, timeout=5.0, keys=[(21, 0), (21, 0)])
+    same.feed(_response(21, 0), 0.1)
+    assert same.check(2.09) is None and same.check(2.11) is client.Outcome.DONE
+    # A controller that never shows the last step's gait_id: waited for at most
+    # `timeout` past the schedule, then done as the schedule says.
+    never = play_cmd.BatchTracker([1000, 1000], sent_at=0.0, timeout=3.0, keys=[(21, 0), (21, 5)])
+    never.feed(_response(21, 0), 0.1)
+    assert never.check(2.11) is None
+    assert never.check(2.1 + 3.0 - 0.01) is None and never.check(2.1 + 3.0 + 0.01) is client.Outcome.DONE
+
+
 def test_batch_tracker_times_out_when_stuck_transitioning() -> None:
     tracker = play_cmd.BatchTracker([100], sent_at=0.0, timeout=2.0)
     resp = robot_control_response_lcmt()

@@ -98,7 +98,7 @@ class BatchTracker:
     """
 
     def __init__(self, durations_ms: Sequence[int], sent_at: float, timeout: float,
-                 tail: float = BATCH_TAIL_S) -> None:
+                 tail: float = BATCH_TAIL_S, keys: Sequence[tuple[int, int]] | None = None) -> None:
         self.ends: list[float] = []
         total = 0.0
         for d in durations_ms:
@@ -111,6 +111,15 @@ class BatchTracker:
         self.last: robot_control_response_lcmt | None = None
         self._frozen = 0.0
         self._transitioning_since: float | None = None
+        # The wall clock runs ahead of a controller whose ticks run late, and
+        # the next continuous step would cut the last block short. Where the
+        # last step's (mode, gait_id) differs from the step's before it, its
+        # block is also timed from when the response first shows it (waited
+        # for at most `timeout` past the schedule, for a controller that
+        # reports another gait_id).
+        self.last_key = keys[-1] if keys is not None and len(keys) >= 2 and keys[-1] != keys[-2] else None
+        self.last_s = durations_ms[-1] / 1000.0 if durations_ms else 0.0
+        self._last_seen: tuple[float, float] | None = None     # when, and frozen() then
 
     def frozen(self, now: float) -> float:
         """Seconds the controller has reported TRANSITIONING since the batch was sent."""
@@ -138,14 +147,26 @@ class BatchTracker:
         elif self._transitioning_since is not None:
             self._frozen += now - self._transitioning_since
             self._transitioning_since = None
+        if self._last_seen is None and (resp.mode, resp.gait_id) == self.last_key:
+            self._last_seen = (now, self.frozen(now))
         return self.check(now)
+
+    def _last_block_over(self, now: float) -> bool:
+        """The last block has run its duration since the response showed it
+        (True where it cannot be told apart, or past the wait for it)."""
+        if self.last_key is None or self.elapsed(now) >= self.ends[-1] + self.tail + self.timeout:
+            return True
+        if self._last_seen is None:
+            return False
+        seen, frozen = self._last_seen
+        return now - seen - (self.frozen(now) - frozen) >= self.last_s + self.tail
 
     def check(self, now: float) -> Outcome | None:
         if self.ban.refused(now):
             return Outcome.REFUSED
         if self.frozen(now) > self.timeout:
             return Outcome.TIMEOUT
-        if self.elapsed(now) >= self.ends[-1] + self.tail:
+        if self.elapsed(now) >= self.ends[-1] + self.tail and self._last_block_over(now):
             return Outcome.DONE
         return None
 
@@ -222,7 +243,8 @@ class Player:
             if i:
                 self.link.sleep(BURST_SPACING_S)
             self._send(step)
-        tracker = BatchTracker([s.duration for s in group], sent_at, self.timeout)
+        tracker = BatchTracker([s.duration for s in group], sent_at, self.timeout,
+                               keys=[(s.mode, s.gait_id) for s in group])
         announced = 0
 
         def announce_started(now: float) -> None:
