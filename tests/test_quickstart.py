@@ -58,7 +58,7 @@ def test_the_readmes_quickstart_typed_line_by_line(robot: Truth, tmp_path: Path)
     assert "done: RECOVERY_STAND (12) gait 0" in said["send --mode stand"]
     assert "through the hold" in said["send --mode stand"]
 
-    def gap(i: int) -> list[tuple[float, float, float, float, float]]:
+    def gap(i: int) -> list[tuple[float, float, float, float, float, float]]:
         return robot.between(ran[i][1], ran[i][1] + GAP_S)
     stand, trot, turn, lie = gap(1), gap(2), gap(3), gap(4)
     assert len(stand) > 50 and min(s[3] for s in stand) > STANDING_Z      # standing in the pause after it
