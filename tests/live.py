@@ -53,6 +53,21 @@ class Truth:
     def _on_status(self, _ch: str, data: bytes) -> None:
         self.status = msgs.controller_status_t.decode(data)
 
+    def wait_sim(self, seconds: float, patience_s: float) -> float:
+        """Wait until the simulator's clock has run `seconds` past its time
+        now (at most patience_s on this process's clock: the harness's
+        patience, not a bound) and return the monotonic time then."""
+        end = time.monotonic() + patience_s
+        while not self.states:
+            assert time.monotonic() < end, "no sim_state"
+            time.sleep(0.02)
+        goal = self.states[-1][5] + seconds
+        while self.states[-1][5] < goal:
+            assert time.monotonic() < end, \
+                f"the simulator ran {self.states[-1][5] - goal + seconds:.2f} of {seconds:g} s in {patience_s:g} s"
+            time.sleep(0.02)
+        return time.monotonic()
+
     def between(self, t0: float, t1: float) -> list[tuple[float, float, float, float, float, float]]:
         return [s for s in self.states if t0 <= s[0] <= t1]
 

@@ -25,7 +25,7 @@ from typing import IO
 
 import lcm
 import pytest
-from harness import command, pin, stop_group
+from harness import command, idle_software_renderer, pin, stop_group
 
 from controller import msgs
 from controller.bridges.dds import use_interface
@@ -138,8 +138,8 @@ def go2() -> Iterator[Client]:
     xvfb = shutil.which("xvfb-run")
     if xvfb is None:
         pytest.fail("xvfb-run is missing: apt-get install -y xvfb (make does it as root)")
-    # Its viewer renders in software: a small screen and one render thread
-    # leave the cores to its physics and to motiond (it is not modified).
+    # Its viewer renders in software: a small screen, one render thread, at
+    # the idle scheduling class (below), leave the core to its physics.
     env = {**os.environ, "LP_NUM_THREADS": "1"}
     with tempfile.TemporaryFile() as sim_log, tempfile.TemporaryFile() as daemon_log:
         sim = daemon = None
@@ -153,6 +153,10 @@ def go2() -> Iterator[Client]:
                                        str(CONFIG), "--bridge", "unitree_go2"], cwd=ROOT,
                                       stdout=subprocess.DEVNULL, stderr=daemon_log, start_new_session=True)
             client = Client()
+            # Its viewer's software renderer draws with the time its physics
+            # and its publishers leave (tests/harness.py idle_software_renderer).
+            if not idle_software_renderer(sim.pid):
+                print("no llvmpipe thread found in Unitree's simulator: its viewer draws at full priority")
             client.sim_log = sim_log
             client.daemon_log = daemon_log
             yield client

@@ -81,11 +81,12 @@ def test_teleop_driven_by_a_key_stream_stands_trots_and_lies_down(robot: Truth) 
     assert proc.stdin is not None
 
     def press(keys: str, then_s: float) -> float:
+        """Type keys, then wait then_s of the simulator's time (a slow host
+        runs it slower than the clock)."""
         assert proc.stdin is not None
         proc.stdin.write(keys)
         proc.stdin.flush()
-        time.sleep(then_s)
-        return time.monotonic()
+        return robot.wait_sim(then_s, 20.0 * then_s) if then_s else time.monotonic()
 
     stood = press("1", 4.0)
     trotted = press("www", 4.0)

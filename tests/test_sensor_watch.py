@@ -27,7 +27,7 @@ Z = np.zeros(N)
 
 
 def watch(**limits: Any) -> SensorWatch:
-    return SensorWatch(SensorLimits(**limits), NAMES, np.full(N, 12.0), 1.0, HZ)
+    return SensorWatch(SensorLimits(**limits), NAMES, np.full(N, 12.0), 1.0, HZ, v_max=30.0)
 
 
 def held(w: SensorWatch, q: np.ndarray, pos: np.ndarray, tau: np.ndarray, ticks: int,
@@ -48,6 +48,53 @@ def test_a_reading_that_moves_further_in_a_tick_than_the_bound_is_an_encoder_jum
     assert w.joints(q + [0.0, 0.249, 0.0], Z, Z, q, Z, Z, Z, Z) is None
     found = w.joints(q + [0.0, 0.249 + 0.251, 0.0], Z, Z, q, Z, Z, Z, Z)
     assert found is not None and found.event == "encoder_jump" and found.joint == 1
+
+
+def test_readings_some_ticks_apart_may_have_moved_at_the_speed_limit_between_them() -> None:
+    """A bridge forwards each robot state once, and a late robot or simulator
+    sends them unevenly: a reading 10 ticks after the last may show 9 ticks
+    of motion at the joint's speed limit more than one tick's bound."""
+    w = watch(encoder_jump_rad=0.25)              # v_max 30 rad/s: 0.06 rad a tick
+    q = np.array([0.1, 0.2, 0.3])
+    assert w.joints(q, Z, Z, q, Z, Z, Z, Z) is None
+    allowed = 0.25 + 9 * 30.0 / HZ                 # 0.79 rad
+    moved = q + [0.0, allowed - 0.01, 0.0]
+    assert w.joints(moved, Z, Z, q, Z, Z, Z, Z, ticks=10) is None
+    # One tick of the same motion is a jump, as is 10 ticks' past the allowance.
+    w = watch(encoder_jump_rad=0.25)
+    assert w.joints(q, Z, Z, q, Z, Z, Z, Z) is None
+    found = w.joints(moved, Z, Z, q, Z, Z, Z, Z, ticks=1)
+    assert found is not None and found.event == "encoder_jump" and "in one tick" in found.text
+    w = watch(encoder_jump_rad=0.25)
+    assert w.joints(q, Z, Z, q, Z, Z, Z, Z) is None
+    found = w.joints(q + [0.0, allowed + 0.01, 0.0], Z, Z, q, Z, Z, Z, Z, ticks=10)
+    assert found is not None and found.event == "encoder_jump" and found.joint == 1 and "in 10 ticks" in found.text
+
+
+def test_a_frozen_encoder_is_judged_on_time_when_readings_come_some_ticks_apart() -> None:
+    """Readings every 3 ticks (a 167 Hz state): 100 ms of repeats are 50
+    ticks, so the 17th repeat (51 ticks) finds it, the 16th (48) not yet."""
+    q = np.array([0.5, 0.5, 0.5])
+    pos = q + [0.0, 0.0, 0.15]
+    tau = np.array([0.0, 0.0, 3.0])
+    w = watch()
+    kp = np.full(N, 20.0)
+    assert w.joints(q, Z, tau, pos, Z, kp, Z, Z) is None
+    for _ in range(16):
+        assert w.joints(q, Z, tau, pos, Z, kp, Z, Z, ticks=3) is None
+    found = w.joints(q, Z, tau, pos, Z, kp, Z, Z, ticks=3)
+    assert found is not None and found.event == "encoder_frozen" and found.joint == 2
+
+
+def test_a_frozen_imu_is_judged_on_time_when_samples_come_some_ticks_apart() -> None:
+    w = watch(imu_freeze_ms=50.0)                  # 25 ticks
+    quat, gyro, accel = np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(3), np.array([0.0, 0.0, 9.81])
+    q = np.zeros(N)
+    assert w.imu(quat, gyro, accel, q) is None
+    for k in range(1, 5):                          # 4 repeats 5 ticks apart: 20 ticks
+        assert w.imu(quat, gyro, accel, q + 0.01 * k, ticks=5) is None
+    found = w.imu(quat, gyro, accel, q + 0.05, ticks=5)
+    assert found is not None and found.event == "imu_frozen"
 
 
 def test_a_stiff_reading_repeating_to_the_bit_away_from_its_target_is_a_frozen_encoder() -> None:
@@ -189,7 +236,7 @@ def test_a_motor_giving_what_its_envelope_allows_at_speed_is_not_weak() -> None:
 
     def run(envelope: bool, tau_c: float, speed: np.ndarray = qd) -> Finding | None:
         limits = SensorLimits(motor_knee_speed=(0.0,), motor_no_load_speed=(15.7,)) if envelope else SensorLimits()
-        w = SensorWatch(limits, NAMES, limit, 1.0, HZ)
+        w = SensorWatch(limits, NAMES, limit, 1.0, HZ, v_max=30.0)
         found = None
         for k in range(ticks + 5):
             found = w.joints(q + 1e-6 * k, speed, np.array([0.0, 0.0, tau_c]), pos, Z, np.full(N, 20.0), Z, Z)
@@ -247,7 +294,8 @@ def test_the_shipped_envelopes_are_the_physics_bodys() -> None:
         cfg = load_config(CONFIG_DIR / name)
         path = physics_path(cfg)
         f = MotorFigures.load(cfg, load_figures(path)["motor"], {}, path)
-        w = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit, 1.0, cfg.tick_hz, len(cfg.legs))
+        w = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit, 1.0, cfg.tick_hz, len(cfg.legs),
+                        v_max=cfg.v_max)
         assert w.knee is not None and w.no_load is not None
         np.testing.assert_allclose(w.knee, f.knee_speed, atol=0.05)
         np.testing.assert_allclose(w.no_load, f.no_load_speed, atol=0.05)

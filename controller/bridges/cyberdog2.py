@@ -20,7 +20,8 @@ States (bridge_status):
             clear: its entry wait of ~2.5 s is over). motiond still gets no
             joint_state: a command it sent now would not reach the motors.
   ACTIVE    each joint_cmd goes out as one motor_ctrl at once; joint_state
-            and imu go to motiond every tick.
+            goes to motiond on each tick a new spi_data came in, imu on each
+            a new state_estimator did (from the newest of each).
   FAULT     the robot state went stale (> state_timeout_ms), or the board
             reports its 500 ms command timeout (bit1) or stopped reporting:
             nothing more is sent (the firmware decays a command after 10 ms
@@ -64,6 +65,7 @@ class CyberDog2Bridge:
         self.spi_ns: int | None = None
         self.est: msgs.state_estimator_lcmt | None = None
         self.est_ns: int | None = None
+        self.est_new = False          # a state_estimator no imu has carried yet
         self.err_flag: int | None = None
         self.err_ns: int | None = None
         self.entry_frames = 0
@@ -122,6 +124,7 @@ class CyberDog2Bridge:
                                 f"state_estimator: quaternion norm {norm:.3f}, not 1", state=True)
             return
         self.est, self.est_ns = msg, now_ns
+        self.est_new = True
 
     # -- motiond's joint command --------------------------------------------------------
     def joint_cmd(self, now_ns: int, data: bytes) -> bytes | None:
@@ -209,7 +212,11 @@ class CyberDog2Bridge:
         elif state == FAULT and in_state_ns >= FAULT_HOLD_NS and stale is None:
             self._go(now_ns, ENTERING, f"after: {self.status.reason}")
         if self.status.state == ACTIVE:
-            out.to_motiond += [("joint_state", self.joints.joint_state(utime)), ("imu", self._imu_msg(utime))]
+            if self.joints.new:
+                out.to_motiond.append(("joint_state", self.joints.joint_state(utime)))
+            if self.est_new:
+                self.est_new = False
+                out.to_motiond.append(("imu", self._imu_msg(utime)))
         age = min(self._age_ns(self.spi_ns, now_ns), self._age_ns(self.est_ns, now_ns))
         status = self.status.message(now_ns, utime, age / 1e6)
         if status is not None:

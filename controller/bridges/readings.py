@@ -1,7 +1,9 @@
 """The robot's joints as a bridge last took them: checked against what the
 robot can read (finite, within 0.3 rad of a joint's limit: an all-zero or
 corrupt message is not a state to start from), and the joint_state they make
-for motiond. In the wire's order and convention (the config's joint_map)."""
+for motiond, once per reading: a tick with no new reading sends none (motiond
+judges the gaps: its joint_state timeout and its sensor checks). In the
+wire's order and convention (the config's joint_map)."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,6 +23,7 @@ class JointReadings:
         self.names = jm.wire_names
         n = cfg.num_joints
         self.q, self.qd, self.tau = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.new = False          # a reading taken that no joint_state has carried yet
         self._msg = msgs.joint_state_t()
         self._msg.num_joints = n
 
@@ -34,9 +37,12 @@ class JointReadings:
             return (f"{source}: joint {j} ({self.names[j]}) reads {q[j]:.3f} rad, impossible for "
                     f"this robot (a zero or corrupt state)")
         self.q[:], self.qd[:], self.tau[:] = q, qd, tau
+        self.new = True
         return None
 
     def joint_state(self, utime: int, battery_voltage: float = 0.0) -> bytes:
+        """The joint_state of the last reading (which it then carries: `new` clears)."""
+        self.new = False
         js = self._msg
         js.utime = utime
         js.position, js.velocity, js.torque = self.q.tolist(), self.qd.tolist(), self.tau.tolist()

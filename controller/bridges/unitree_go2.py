@@ -11,7 +11,9 @@ States (bridge_status):
             nothing is sent, motiond gets no joint_state.
   ACTIVE    each joint_cmd goes out as one LowCmd_ (head 0xFE 0xEF,
             level_flag 0xFF, mode 0x01 per motor, the SDK's CRC); joint_state
-            and imu go to motiond every tick from the newest LowState_.
+            and imu go to motiond on each tick a new LowState_ came in, from
+            the newest (a repeated copy would read as a frozen encoder, and
+            a late one's catch-up as a jump: motiond judges the real gaps).
   FAULT     a sport mode owns the robot (the bridge never sends then), or
             LowState_ went stale (> state_timeout_ms): the robot gets the
             Go2's safe command every tick, damping (kp 0, kd damping_kd),
@@ -179,7 +181,7 @@ class UnitreeGo2Bridge:
             self.status.enter(now_ns, ACTIVE)
         if self.status.state == FAULT and self.released is not False:
             out.to_robot.append(self._damping)     # the Go2's safe command
-        if self.status.state == ACTIVE:
+        if self.status.state == ACTIVE and self.joints.new:
             out.to_motiond += [("joint_state", self.joints.joint_state(utime, self.volts)),
                                ("imu", self._imu_msg(utime))]
         status = self.status.message(now_ns, utime, age / 1e6)

@@ -37,11 +37,15 @@ class FaultChecks:
         self.imu_watch = JointStateWatch(cfg.safety.imu_timeout_ms, cfg.tick_hz)
         self.tracking = TrackingWatch(cfg.safety, n, cfg.tick_hz)
         self.sensor_watch = SensorWatch(cfg.safety.sensors, cfg.joint_names, cfg.torque_limit,
-                                        cfg.safety.tracking_min_kp, cfg.tick_hz, max(1, len(cfg.legs)))
+                                        cfg.safety.tracking_min_kp, cfg.tick_hz, max(1, len(cfg.legs)),
+                                        v_max=cfg.v_max)
         # The gyro against the loaded feet (a quadruped's, with its estimate).
         self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), ctl.kin.foot_radius, cfg.dt) \
             if ctl.estimator is not None else None
         self.fresh_joints = self.fresh_imu = False    # taken in this tick (the sensor watch's)
+        # Ticks since the sensor watch last had each (a bridge forwards a
+        # robot state once, when it comes; not always every tick).
+        self.joint_ticks = self.imu_ticks = 0
         self.robot_faults = RobotFaultWatch(cfg.joint_names, cfg.tick_hz)
         self.block = Block(mode=7, source=FROM_FAULT)
         # Motor fault bits per joint (the controller's order), published in
@@ -104,10 +108,15 @@ class FaultChecks:
         ctl = self.ctl
         watch, k = self.sensor_watch, ctl.kernel
         found = None
+        self.joint_ticks += 1
+        self.imu_ticks += 1
         if self.fresh_joints:
-            found = watch.joints(ctl.q, ctl.qd, ctl.tau, k.pos, k.vel, k.kp, k.kd, k.tau)
-        if found is None and self.fresh_imu:
-            found = watch.imu(ctl.imu_quat, ctl.imu_gyro, ctl.imu_accel, ctl.q)
+            found = watch.joints(ctl.q, ctl.qd, ctl.tau, k.pos, k.vel, k.kp, k.kd, k.tau, self.joint_ticks)
+            self.joint_ticks = 0
+        if self.fresh_imu:
+            if found is None:
+                found = watch.imu(ctl.imu_quat, ctl.imu_gyro, ctl.imu_accel, ctl.q, self.imu_ticks)
+            self.imu_ticks = 0
         if found is None:
             found = watch.battery(ctl.battery_v)
         if found is None and self.gyro_check is not None and ctl.estimator is not None \
@@ -133,6 +142,7 @@ class FaultChecks:
         """The running counts of every reading check start over."""
         self.tracking.reset()
         self.sensor_watch.reset()
+        self.joint_ticks = self.imu_ticks = 0
         if self.gyro_check is not None:
             self.gyro_check.reset()
 

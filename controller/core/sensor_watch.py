@@ -4,9 +4,13 @@ every tick while the robot holds its joints stiff (the states the tracking
 check runs in). Each finding damps the robot (EDAMP) as the other faults do.
 
 - encoder jump: a joint's angle moves further in one tick than the joint
-  can (`encoder_jump_rad`): its encoder slipped or glitched;
-- frozen encoder: a joint's angle repeats to the last bit for
-  `encoder_freeze_ms` while it is stiff and away from its target by more
+  can (`encoder_jump_rad`): its encoder slipped or glitched. Where readings
+  came some ticks apart (a bridge forwards each robot state once, and a
+  robot or a simulator that runs late sends them unevenly), the joint may
+  also have moved at its speed limit (the config's joint_velocity_limit)
+  over the ticks between them beyond the first;
+- frozen encoder: a joint's angle repeats to the last bit, reading after
+  reading, for `encoder_freeze_ms` while it is stiff and away from its target by more
   than `encoder_freeze_error_rad` (a live encoder's count moves under a
   torque that large);
 - weak or dead motor: over `torque_ms` of ticks with the driver's law asking
@@ -48,10 +52,13 @@ class Finding:
 
 class SensorWatch:
     def __init__(self, limits: SensorLimits, joint_names: list[str], torque_limit: np.ndarray,
-                 min_kp: float, tick_hz: float, legs: int = 1) -> None:
+                 min_kp: float, tick_hz: float, legs: int = 1, *, v_max: np.ndarray | float) -> None:
         self.c = limits
         self.names = joint_names
         n = len(joint_names)
+        # rad a joint can move per tick at its speed limit: a reading some
+        # ticks after the last may have moved this much more per tick between.
+        self.per_tick = np.broadcast_to(np.asarray(v_max, dtype=float), (n,)) / tick_hz
         self.limit = np.broadcast_to(np.asarray(torque_limit, dtype=float), (n,)).copy()
         # The motors' envelope, per joint (None: not known).
         self.knee = self.no_load = None
@@ -93,20 +100,26 @@ class SensorWatch:
         self.low_battery = 0
 
     def joints(self, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, pos: np.ndarray, vel: np.ndarray,
-               kp: np.ndarray, kd: np.ndarray, tau_ff: np.ndarray) -> Finding | None:
-        """This tick's joint_state against the previous tick's command (pos,
-        vel, kp, kd, tau_ff: what the driver's law ran on since)."""
+               kp: np.ndarray, kd: np.ndarray, tau_ff: np.ndarray, ticks: int = 1) -> Finding | None:
+        """The joint_state that arrived this tick against the previous tick's
+        command (pos, vel, kp, kd, tau_ff: what the driver's law ran on
+        since); `ticks` since the reading before it (1: one every tick)."""
         c = self.c
         prev, self.q_prev = self.q_prev, q.copy()
         if prev is None:
             return None
         step = np.abs(q - prev)
+        if ticks > 1:
+            step -= (ticks - 1) * self.per_tick     # what its speed allowed between
         jumped = int(np.argmax(step))
         if step[jumped] > c.encoder_jump_rad:
-            return Finding("encoder_jump", f"{self.names[jumped]} moved {step[jumped]:.2f} rad in one "
-                           f"tick (safety.encoder_jump_rad {c.encoder_jump_rad:g}): its encoder", jumped)
+            moved = abs(q[jumped] - prev[jumped])
+            span = "in one tick" if ticks <= 1 else \
+                f"in {ticks} ticks (its speed limit allows {moved - step[jumped]:.2f} more than one tick's)"
+            return Finding("encoder_jump", f"{self.names[jumped]} moved {moved:.2f} rad {span} "
+                           f"(safety.encoder_jump_rad {c.encoder_jump_rad:g}): its encoder", jumped)
         stiff = kp >= self.min_kp
-        self.same = np.where((q == prev) & stiff, self.same + 1, 0)
+        self.same = np.where((q == prev) & stiff, self.same + ticks, 0)
         frozen = np.flatnonzero((self.same >= self.freeze_ticks) & (np.abs(pos - q) > c.encoder_freeze_error_rad))
         if len(frozen):
             j = int(frozen[0])
@@ -163,13 +176,15 @@ class SensorWatch:
         np.clip(out, self.low, self.high, out=out)
         return np.abs(out, out=out)
 
-    def imu(self, quaternion: np.ndarray, gyro: np.ndarray, accel: np.ndarray, q: np.ndarray) -> Finding | None:
-        """An imu sample that arrived this tick, and the joints now: frozen
-        when it repeats while the joints move (a robot lying perfectly still
-        in a noiseless simulation repeats itself too)."""
+    def imu(self, quaternion: np.ndarray, gyro: np.ndarray, accel: np.ndarray, q: np.ndarray,
+            ticks: int = 1) -> Finding | None:
+        """An imu sample that arrived this tick, `ticks` after the one before,
+        and the joints now: frozen when it repeats while the joints move (a
+        robot lying perfectly still in a noiseless simulation repeats itself
+        too)."""
         sample = np.concatenate([quaternion, gyro, accel])
         if self.imu_prev is not None and np.array_equal(sample, self.imu_prev):
-            self.imu_same += 1
+            self.imu_same += ticks
         else:
             self.imu_same = 0
             self.imu_q0[:] = q
