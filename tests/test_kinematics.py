@@ -54,3 +54,20 @@ def test_rotation_is_zyx():
     np.testing.assert_allclose(r @ [1, 0, 0], [0, 1, 0], atol=1e-12)
     r = rotation_rpy(0.0, 0.3, 0.0)
     np.testing.assert_allclose(r @ [1, 0, 0], [np.cos(0.3), 0, -np.sin(0.3)], atol=1e-12)
+
+
+def test_a_foot_that_sinks_is_stood_on_from_the_height_it_sinks_to() -> None:
+    """geometry.foot_sink: a loaded foot sits that far into the floor, so the
+    body's height over it is taken from a contact that much above the foot
+    sphere's bottom, and a stand at height h reaches the feet that much
+    further down."""
+    from dataclasses import replace
+    cfg = load_config()
+    geometry = cfg.geometry
+    assert isinstance(geometry, Geometry)
+    hard = QuadrupedKinematics(geometry)
+    soft = QuadrupedKinematics(replace(geometry, foot_sink=0.015))
+    h = cfg.stand_height
+    assert soft.stance_feet(h)[:, 2] == pytest.approx(hard.stance_feet(h)[:, 2] - 0.015)
+    q = hard.inverse(hard.stance_feet(h))[0]
+    assert soft.body_height(q) == pytest.approx(hard.body_height(q) - 0.015)

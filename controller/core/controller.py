@@ -97,6 +97,11 @@ class Controller:
         # No joint target moves faster than its velocity limit, even when a
         # command or a segment would make it jump.
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+        # The joints' own damping, added back on stiff joints (config
+        # joint_damping); None when the robot has none.
+        b = cfg.joint_damping
+        self.damping_ff = np.array(b, dtype=float) if b is not None and (b > 0.0).any() else None
+        self._ff = np.zeros(cfg.num_joints)
         # The bridge-facing messages speak the robot's own joint convention.
         self.joint_map = cfg.joint_map
         if not self.joint_map.identity:
@@ -223,6 +228,17 @@ class Controller:
     def _estimating(self, now_ns: int) -> bool:
         """A quadruped with a fresh IMU: the estimate is live."""
         return self.estimator is not None and self.faults.imu_watch.fresh(now_ns)
+
+    def _add_damping(self) -> None:
+        """A stiff joint's (kp > 0) feed-forward gains its own damping x its
+        target speed, within its torque limit: what the joint loses to its
+        damping at the planned speed. Limp joints (the damper, OFF) get none."""
+        k, ff, b = self.kernel, self._ff, self.damping_ff
+        assert b is not None
+        np.multiply(b, k.vel, out=ff)
+        ff[k.kp <= 0.0] = 0.0
+        k.tau += ff
+        np.clip(k.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=k.tau)
 
     def _body_estimate(self, now_ns: int) -> QuadrupedEstimator | None:
         """The estimate for the behaviours, while it is live."""
@@ -376,6 +392,8 @@ class Controller:
             self._report_fall(now_ns)
         self.scripts.tick(now_ns, ctx, active)
         self.kernel.step(t)
+        if self.damping_ff is not None:
+            self._add_damping()
         utime = (now_ns + self.epoch_offset_ns) // 1000
         out.add("joint", self.ch["joint_cmd"],
                 self.kernel.encode_joint_command(self.joint_cmd_fingerprint, utime, self.tick))

@@ -31,7 +31,9 @@ class QuadrupedKinematics:
         self.l1 = geometry.abad_link
         self.l2 = geometry.hip_link
         self.l3 = geometry.knee_link
-        self.foot_radius = geometry.foot_radius
+        # The contact's height under the foot's centre: its radius, less what
+        # a loaded foot sinks into the floor (geometry.foot_sink).
+        self.foot_radius = geometry.foot_radius - geometry.foot_sink
         self.reach = self.l2 + self.l3
         # The geometry as csrc/legs.c reads it (its arrays kept alive here).
         self._arrays = (np.ascontiguousarray(self.side, dtype=np.float64),

@@ -92,3 +92,15 @@ def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
         inertia += rot @ np.diag(model.body_inertia[b]) @ rot.T
         inertia += model.body_mass[b] * (d @ d * np.eye(3) - np.outer(d, d))
     return mass, turn @ (com_world - origin), turn @ inertia @ turn.T
+
+
+def joint_damping(model: mujoco.MjModel, joints: list[str], where: str) -> np.ndarray:
+    """The viscous damping (N m s/rad) the model puts on each of `joints`."""
+    import mujoco
+    out = np.zeros(len(joints))
+    for k, name in enumerate(joints):
+        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if joint < 0:
+            raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
+        out[k] = float(model.dof_damping[model.jnt_dofadr[joint]])
+    return out

@@ -84,9 +84,11 @@ def _damping(model: Any, names: list[str]) -> list[str]:
         return []
     worst = max(d for _, d in damped)
     return [f"sim.mjcf: {len(damped)} leg joints carry damping (up to {worst:g} N m s/rad, "
-            f"{damped[0][0]} ...): the simulator's motors already run the driver's law, and damping on "
-            "top slows every swing (a maker's 2 N m s/rad cost a trot 23 % of its speed); keep only what "
-            "the real joint has beyond its motor, often 0"]
+            f"{damped[0][0]} ...): the simulator's motors run the driver's law on top of it, and the "
+            "controller adds it back as feed-forward (joint_damping: the model's unless written; without "
+            "it a maker's 2 N m s/rad cost a trot 40 % of its speed). Where the model's damping stands in "
+            "for its own servo's (a position actuator has no speed gain), the real joint has less: write "
+            "joint_damping with what it has beyond its motor"]
 
 
 def _soft_feet(cfg: Config, model: Any) -> list[str]:
@@ -96,9 +98,10 @@ def _soft_feet(cfg: Config, model: Any) -> list[str]:
         timeconst, dmin = float(g.solref[0]), float(g.solimp[0])
         if timeconst > SOFT_TIMECONST or (g.solref[0] > 0 and dmin < SOFT_DMIN):
             out.append(f"sim.mjcf: the {leg} foot's contact is softer than MuJoCo's default (solref "
-                       f"{g.solref.tolist()}, solimp {g.solimp[:3].tolist()}): the feet sink, and a lower leg "
-                       "may rest on the floor while the robot stands; use the default unless the real "
-                       "foot is that soft")
+                       f"{g.solref.tolist()}, solimp {g.solimp[:3].tolist()}): the feet sink (the controller "
+                       "stands on the sink the model shows, geometry.foot_sink, unless written) and a lower "
+                       "leg may rest on the floor while the robot stands (a shank contact, not a fall); "
+                       "use the default unless the real foot is that soft")
             break           # one line for the four feet
     return out
 

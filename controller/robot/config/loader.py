@@ -2,7 +2,7 @@
 checks and assembles it from the section modules beside this one."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import numpy as np
 from controller.robot.config.balance import BalanceConfig, load_balance
 from controller.robot.config.body import Gains
 from controller.robot.config.bridge import BridgeConfig, load_bridge
+from controller.robot.config.damping import load_joint_damping
 from controller.robot.config.estimator import EstimatorConfig, load_estimator
 from controller.robot.config.fall import FallConfig
 from controller.robot.config.fsm import FsmTable
@@ -78,6 +79,9 @@ class Config:
     two_leg: TwoLegConfig = field(default_factory=lambda: TwoLegConfig(TwoLegPlan(), TwoLegGains()))
     rl_reset: RlResetConfig = field(default_factory=RlResetConfig)   # quadruped mode 80
     bridge: BridgeConfig = field(default_factory=BridgeConfig)   # the real robot's wire
+    # N m s/rad per joint the controller adds back as feed-forward (damping x
+    # target speed) on stiff joints; None: none (controller/robot/config/damping.py).
+    joint_damping: np.ndarray | None = None
     # The robot's own joint convention on the wire (`joint_map`); None: the
     # controller's own (the identity map, filled in here).
     joint_map: JointMap = None  # type: ignore[assignment]
@@ -135,7 +139,7 @@ def load_config(path: str | Path | None = None) -> Config:
     joint_map = load_joint_map(r, body["joint_names"], joint_types)
     safety = load_safety(r)
     _check_motor_envelope(r, safety, len(body["joint_names"]), len(body["legs"]))
-    return Config(
+    config = Config(
         path=path,
         robot=r.get("robot", str),
         kind=kind,
@@ -155,6 +159,24 @@ def load_config(path: str | Path | None = None) -> Config:
         joint_map=joint_map,
         rl_reset=load_rl_reset(r, path, body["legs"]) if kind == "quadruped" else RlResetConfig(),
         bridge=load_bridge(r),
+        joint_damping=load_joint_damping(r, path, len(body["joint_names"]), joint_map)
+        if kind == "quadruped" else None,
         **body,
     )
+    return _with_foot_sink(r, config)
+
+
+def _with_foot_sink(r: Reader, config: Config) -> Config:
+    """A quadruped on its own MJCF that does not write `geometry.foot_sink`
+    gets the one its model shows (controller/sim/foot_sink.py: measured on
+    the model, as its masses are read from it)."""
+    if config.kind != "quadruped" or "mjcf" not in config.sim:
+        return config
+    geometry = r.data.get("geometry")
+    if isinstance(geometry, dict) and "foot_sink" in geometry:
+        return config
+    from controller.sim.foot_sink import measured_foot_sink  # MuJoCo, only for a robot's own model
+    assert isinstance(config.geometry, Geometry)
+    sink = round(measured_foot_sink(config), 4)
+    return replace(config, geometry=replace(config.geometry, foot_sink=sink))
 

@@ -24,6 +24,9 @@ class Geometry:
     knee_link: float
     foot_radius: float
     mass: float
+    # m a loaded foot sinks into the floor (a rubber foot's give): heights
+    # are taken from a contact this much above the foot sphere's bottom.
+    foot_sink: float = 0.0
 
 
 def torque_limits(r: Reader) -> np.ndarray:
@@ -79,6 +82,7 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
         knee_link=gr.number("knee_link", 0.01, 2.0),
         foot_radius=gr.number("foot_radius", 0.0, 0.2),
         mass=gr.number("mass", 0.1, 500.0),
+        foot_sink=gr.number("foot_sink", 0.0, 0.05, 0.0),
     )
 
     pr = r.sub("poses")
