@@ -43,9 +43,12 @@ class FaultChecks:
         self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), ctl.kin.foot_radius, cfg.dt) \
             if ctl.estimator is not None else None
         self.fresh_joints = self.fresh_imu = False    # taken in this tick (the sensor watch's)
-        # Ticks since the sensor watch last had each (a bridge forwards a
-        # robot state once, when it comes; not always every tick).
-        self.joint_ticks = self.imu_ticks = 0
+        # When the sensor watch last had each (ns; None: not since a reset): a
+        # bridge forwards a robot state once, when it comes, and a late
+        # daemon skips ticks, so readings are judged over the time between.
+        self.joints_ns: int | None = None
+        self.imu_ns: int | None = None
+        self.tick_ns = 1e9 / cfg.tick_hz
         self.robot_faults = RobotFaultWatch(cfg.joint_names, cfg.tick_hz)
         self.block = Block(mode=7, source=FROM_FAULT)
         # Motor fault bits per joint (the controller's order), published in
@@ -108,15 +111,15 @@ class FaultChecks:
         ctl = self.ctl
         watch, k = self.sensor_watch, ctl.kernel
         found = None
-        self.joint_ticks += 1
-        self.imu_ticks += 1
         if self.fresh_joints:
-            found = watch.joints(ctl.q, ctl.qd, ctl.tau, k.pos, k.vel, k.kp, k.kd, k.tau, self.joint_ticks)
-            self.joint_ticks = 0
+            found = watch.joints(ctl.q, ctl.qd, ctl.tau, k.pos, k.vel, k.kp, k.kd, k.tau,
+                                 self._ticks_since(self.joints_ns, now_ns))
+            self.joints_ns = now_ns
         if self.fresh_imu:
             if found is None:
-                found = watch.imu(ctl.imu_quat, ctl.imu_gyro, ctl.imu_accel, ctl.q, self.imu_ticks)
-            self.imu_ticks = 0
+                found = watch.imu(ctl.imu_quat, ctl.imu_gyro, ctl.imu_accel, ctl.q,
+                                  self._ticks_since(self.imu_ns, now_ns))
+            self.imu_ns = now_ns
         if found is None:
             found = watch.battery(ctl.battery_v)
         if found is None and self.gyro_check is not None and ctl.estimator is not None \
@@ -138,11 +141,18 @@ class FaultChecks:
         self._reset_watches()
         return True
 
+    def _ticks_since(self, then_ns: int | None, now_ns: int) -> int:
+        """Whole ticks from the last reading to this one, on the tick's
+        clock (at least 1)."""
+        if then_ns is None:
+            return 1
+        return max(1, int(round((now_ns - then_ns) / self.tick_ns)))
+
     def _reset_watches(self) -> None:
         """The running counts of every reading check start over."""
         self.tracking.reset()
         self.sensor_watch.reset()
-        self.joint_ticks = self.imu_ticks = 0
+        self.joints_ns = self.imu_ns = None
         if self.gyro_check is not None:
             self.gyro_check.reset()
 
