@@ -168,15 +168,15 @@ def load_config(path: str | Path | None = None) -> Config:
 
 def _with_foot_sink(r: Reader, config: Config) -> Config:
     """A quadruped on its own MJCF that does not write `geometry.foot_sink`
-    gets the one its model shows (controller/sim/foot_sink.py: measured on
+    gets the one its model shows (controller/robot/foot_sink.py: measured on
     the model, as its masses are read from it)."""
     if config.kind != "quadruped" or "mjcf" not in config.sim:
         return config
     geometry = r.data.get("geometry")
     if isinstance(geometry, dict) and "foot_sink" in geometry:
         return config
-    from controller.sim.foot_sink import measured_foot_sink  # MuJoCo, only for a robot's own model
+    from controller.robot.foot_sink import measured_foot_sink  # MuJoCo, only for a robot's own model
     assert isinstance(config.geometry, Geometry)
-    sink = round(measured_foot_sink(config), 4)
-    return replace(config, geometry=replace(config.geometry, foot_sink=sink))
-
+    sink = measured_foot_sink(config.path, config.sim, config.legs, config.geometry, config.stand_height,
+                              config.stand_com_x, config.joint_map)
+    return replace(config, geometry=replace(config.geometry, foot_sink=round(sink, 4)))
