@@ -162,7 +162,7 @@ QUADRUPED_CASES = [
     ("bad_joint_name", set_("scripts", "mirror", "negate", value=["FR_abd"]),
      "scripts.mirror.negate: unknown joints ['FR_abd']"),
     ("unknown_leg", set_("legs", value=["FR", "FL", "RR", "LR"]), "joint_limits.LR: missing"),
-    ("missing_gain_set", drop("gains", "swing"), "gains.swing: missing"),
+    ("gain_set_without_kd", drop("gains", "swing", "kd"), "gains.swing.kd: missing"),
     ("unknown_fsm_file", set_("fsm", value="nope_fsm.yaml"),
      "fsm: {dir}/nope_fsm.yaml is not a file"),
     ("unknown_gait_directory", set_("locomotion", "gaits", value="../gaits/nope"),

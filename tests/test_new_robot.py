@@ -53,9 +53,12 @@ def check(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str
 
 
 def warnings(lines: list[str]) -> list[str]:
+    """The warning lines after the OK line (and the line naming the figures
+    scaled from CyberDog 2's, which the skeleton leaves out)."""
     prefix = "     warning: "
-    assert all(line.startswith(prefix) for line in lines[1:]), lines
-    return [line[len(prefix):] for line in lines[1:]]
+    rest = lines[2:] if lines[1:2] and lines[1].startswith("     scaled: gains.pose, ") else lines[1:]
+    assert all(line.startswith(prefix) for line in rest), lines
+    return [line[len(prefix):] for line in rest]
 
 
 def variant(tree: Path, name: str, change: Callable[[dict[str, Any]], None],
@@ -96,13 +99,17 @@ def test_new_robot_writes_a_skeleton_that_loads_beside_the_shipped_configs(
     assert cfg.balance.mass == pytest.approx(total_mass(load_figures(physics), 4, physics))
     # The skeleton has every key the shipped quadruped has, but the mode
     # sections it leaves out (motions, scripts, the two-leg stand's, mode 80's
-    # defaults) and the body model it derives.
+    # defaults), the body model it derives and the figures it scales from
+    # CyberDog 2's (the gains, the MPC's forces, the contact loads).
     shipped = yaml.safe_load(CYBERDOG.read_text())
     skeleton = yaml.safe_load(text)
-    left_out = {"motions", "scripts", "mass_model", "two_leg", "rl_reset"}
+    left_out = {"motions", "scripts", "mass_model", "two_leg", "rl_reset", "gains"}
     assert set(shipped) - set(skeleton) == left_out
-    assert set(shipped["balance"]) - set(skeleton["balance"]) == {"mass", "inertia", "com_offset"}
-    for section in ("geometry", "poses", "locomotion", "estimator", "gains", "lcm"):
+    assert set(shipped["balance"]) - set(skeleton["balance"]) == {
+        "mass", "inertia", "com_offset", "force_max", "regularisation", "stance_kp", "stance_kd"}
+    assert set(shipped["estimator"]) - set(skeleton["estimator"]) == {"contact_force", "contact_band"}
+    assert set(cfg.gains) == set(load_config(CYBERDOG).gains) and "gains.swing" in cfg.scaled
+    for section in ("geometry", "poses", "locomotion", "lcm"):
         assert set(skeleton[section]) >= set(shipped[section]), section
     assert set(yaml.safe_load(physics.read_text())) == set(yaml.safe_load(
         (ROOT / "config" / "physics" / "cyberdog2.yaml").read_text()))
@@ -172,12 +179,13 @@ def test_check_config_lists_every_placeholder_of_the_skeleton_until_it_is_measur
     in_physics = [w for w in marked if f"(physics figures, {physics})" in w]
     # One warning per marked line (not the comments that explain the mark),
     # naming the key path and the value.
-    assert len(in_config) == marked_lines(target) > 40
+    assert len(in_config) == marked_lines(target) > 30
     assert len(in_physics) == marked_lines(physics) > 15
     assert "geometry.hip_link: 0.12 is still CyberDog 2's figure (a placeholder): measure yours" in " ".join(marked)
     assert any(w.startswith("joint_limits.RR: [[-0.6807, 0.6807], [-3.1416, 0.9774]") for w in in_config)
     assert any(w.startswith("joint_map.wire_order: [FR_abad, FR_hip,") for w in in_config)
-    assert any(w.startswith("gains.recovery: {kp: [60, 80, 60], kd: [2.5, 2.0, 1.5]} is still") for w in in_config)
+    assert not any(w.startswith("gains.") for w in in_config)   # scaled, not placeholders
+    assert lines[1].startswith("     scaled: gains.pose, ") and "forces x 1.06)" in lines[1]   # 8.5 kg
     assert any(w.startswith("links.knee.mass (physics figures") and ": 0.116 is still" in w for w in in_physics)
     # A measured figure, its mark taken off, is no longer listed.
     text = target.read_text()

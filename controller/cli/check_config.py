@@ -98,6 +98,8 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
             failed += 1
             continue
         print(f"OK   {cfg.path}: {summary(cfg)}", file=out)
+        if cfg.scaled and cfg.scale is not None and (cfg.scale.mass, cfg.scale.leg) != (1.0, 1.0):
+            print(f"     scaled: {', '.join(cfg.scaled)} left out: {cfg.scale.describe()}", file=out)
         for warning in refused_at_start(cfg) + inconsistencies(cfg):
             print(f"     warning: {warning}", file=out)
     return 0 if failed == 0 else 1

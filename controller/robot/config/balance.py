@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from controller.robot.config.reader import ConfigError, Reader
+from controller.robot.config.scale import DAMPING, STIFFNESS, Scale
 from controller.robot.mass_properties import BodyFigures, stand_body
 
 
@@ -63,9 +64,10 @@ class BalanceConfig:
     derived_from: Path | None = None  # ... in this file
 
 
-def _terrain(b: Reader) -> TerrainConfig:
-    """`balance.terrain`: the blind terrain adaptation's figures."""
-    d = TerrainConfig()
+def _terrain(b: Reader, scale: Scale) -> TerrainConfig:
+    """`balance.terrain`: the blind terrain adaptation's figures (a foot's
+    `load` left out: scaled to the robot's mass)."""
+    d = TerrainConfig(load=scale.force("balance.terrain.load"))
     if "terrain" not in b.data:
         return d
     t = b.sub("terrain")
@@ -92,6 +94,9 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
         return None
     b = r.sub("balance")
     missing = tuple(key for key in BODY_KEYS if key not in b.data)
+    # Figures left out are CyberDog 2's scaled to the robot (scale.py).
+    scale = body.get("scale") if body is not None else None
+    scale = scale if scale is not None else Scale(1.0, 1.0)
     figures = _derive(r, b, missing, path, body, joint_map) if missing else None
     config = BalanceConfig(
         mass=b.number("mass", 0.1, 1000.0) if figures is None or "mass" not in missing else figures.mass,
@@ -99,20 +104,20 @@ def load_balance(r: Reader, path: Path | None = None, body: dict[str, Any] | Non
         com_offset=(figures.com_offset if figures is not None and "com_offset" in missing
                     else b.vector("com_offset", 3)),
         friction=b.number("friction", 0.05, 2.0),
-        force_max=b.number("force_max", 1.0, 10000.0),
+        force_max=b.number("force_max", 1.0, 10000.0, scale.force("balance.force_max")),
         weights=b.vector("weights", 12),
-        regularisation=b.number("regularisation", 1e-9, 1.0),
+        regularisation=b.number("regularisation", 1e-9, 1.0, scale.regularisation()),
         step=b.number("step", 0.005, 0.2),
         horizon=int(b.number("horizon", 2, 40)),
         latency_ticks=int(b.number("latency_ticks", 0, 20, 2)),
         position_slack=b.number("position_slack", 0.0, 1.0, 0.1),
-        stance_kp=b.vector("stance_kp", 3),
-        stance_kd=b.vector("stance_kd", 3),
+        stance_kp=b.vector("stance_kp", 3) if "stance_kp" in b.data else scale.kp(STIFFNESS["balance.stance_kp"]),
+        stance_kd=b.vector("stance_kd", 3) if "stance_kd" in b.data else scale.kd(DAMPING["balance.stance_kd"]),
         placement_gain=b.number("placement_gain", 0.0, 1.0, 0.1),
         position_gain=b.number("position_gain", 0.0, 2.0, 0.0),
         position_reach=b.number("position_reach", 0.0, 0.1, 0.03),
         motion_weights=b.vector("motion_weights", 12) if "motion_weights" in b.data else None,
-        terrain=_terrain(b),
+        terrain=_terrain(b, scale),
         derived=missing,
         derived_from=figures.source if figures is not None else None,
     )

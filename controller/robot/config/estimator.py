@@ -3,9 +3,10 @@ estimate's Kalman filter and the foot load that makes a leg a stance leg
 (controller/core/estimator.py, docs/LOCOMOTION.md)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from controller.robot.config.reader import Reader
+from controller.robot.config.scale import Scale
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,17 @@ class EstimatorConfig:
     bias_time: float = 2.0             # s: the gyro's bias is averaged over this much standing still
 
 
-def load_estimator(r: Reader) -> EstimatorConfig:
-    """The optional `estimator` section; absent, the defaults above."""
-    if "estimator" not in r.data:
-        return EstimatorConfig()
-    er = r.sub("estimator")
+def load_estimator(r: Reader, scale: Scale | None = None) -> EstimatorConfig:
+    """The optional `estimator` section; a figure left out is the default
+    above, the contact loads scaled to the robot's mass (`scale`,
+    controller/robot/config/scale.py)."""
     d = EstimatorConfig()
+    if scale is not None:
+        d = replace(d, contact_force=scale.force("estimator.contact_force"),
+                    contact_band=scale.force("estimator.contact_band"))
+    if "estimator" not in r.data:
+        return d
+    er = r.sub("estimator")
     config = EstimatorConfig(
         process_position=er.number("process_position", 0.0001, 10.0, d.process_position),
         process_velocity=er.number("process_velocity", 0.0001, 10.0, d.process_velocity),

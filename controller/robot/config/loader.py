@@ -27,6 +27,7 @@ from controller.robot.config.reader import ConfigError, Reader, load_config_data
 from controller.robot.config.realtime import RealtimeConfig, load_realtime
 from controller.robot.config.rl import RlResetConfig, load_rl_reset
 from controller.robot.config.safety import SafetyConfig, load_safety
+from controller.robot.config.scale import Scale, scaled_keys
 from controller.robot.config.scripts import ScriptsConfig, load_scripts
 from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains, TwoLegPlan
 from controller.robot.config.walk import WalkConfig
@@ -82,6 +83,10 @@ class Config:
     # N m s/rad per joint the controller adds back as feed-forward (damping x
     # target speed) on stiff joints; None: none (controller/robot/config/damping.py).
     joint_damping: np.ndarray | None = None
+    # A quadruped's size against CyberDog 2's, and the keys its config leaves
+    # out that took CyberDog 2's figures scaled by it (config/scale.py).
+    scale: Scale | None = None
+    scaled: tuple[str, ...] = ()
     # The robot's own joint convention on the wire (`joint_map`); None: the
     # controller's own (the identity map, filled in here).
     joint_map: JointMap = None  # type: ignore[assignment]
@@ -147,7 +152,7 @@ def load_config(path: str | Path | None = None) -> Config:
         command_timeout_ms=r.number("command_timeout_ms", 10.0, 10000.0),
         command_queue_capacity=int(r.number("command_queue_capacity", 2, 32767, 1024)),
         safety=safety,
-        estimator=load_estimator(r) if kind == "quadruped" else EstimatorConfig(),
+        estimator=load_estimator(r, body["scale"]) if kind == "quadruped" else EstimatorConfig(),
         balance=load_balance(r, path, body, joint_map) if kind == "quadruped" else None,
         lcm=lcm_cfg,
         fsm=fsm,
@@ -161,6 +166,7 @@ def load_config(path: str | Path | None = None) -> Config:
         bridge=load_bridge(r),
         joint_damping=load_joint_damping(r, path, len(body["joint_names"]), joint_map)
         if kind == "quadruped" else None,
+        scaled=scaled_keys(r.data) if kind == "quadruped" else (),
         **body,
     )
     return _with_foot_sink(r, config)

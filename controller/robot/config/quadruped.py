@@ -12,6 +12,7 @@ import numpy as np
 from controller.robot.config.body import VMAX_RANGE, Gains, check_gains, check_poses, height_range
 from controller.robot.config.locomotion import load_locomotion
 from controller.robot.config.reader import Reader, indices
+from controller.robot.config.scale import GAINS, Scale
 from controller.robot.config.two_leg import load_mass_model, load_two_leg
 
 
@@ -92,8 +93,11 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
     q_min_a, q_max_a = np.array(q_min), np.array(q_max)
     check_poses(pr, "quadruped", poses, names, q_min_a, q_max_a)
 
-    gains = {}
-    g = r.sub("gains")
+    # A gain set the config leaves out is CyberDog 2's, scaled to this
+    # robot's mass and legs (controller/robot/config/scale.py).
+    scale = Scale.of(geometry.mass, geometry.hip_link, geometry.knee_link)
+    gains = {name: Gains(tile(kp), tile(kd)) for name in GAINS for kp, kd in [scale.gains(name)]}
+    g = r.sub("gains") if "gains" in r.data else Reader(r.path, {}, "gains")
     for name in g.data:
         e = g.sub(name)
         kp, kd = e.vector("kp", 3), e.vector("kd", 3)
@@ -117,6 +121,7 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
         "stand_height": pr.number("stand_height", 0.05, 1.0),
         "stand_com_x": pr.number("stand_com_x", -0.2, 0.2),
         "gains": gains,
+        "scale": scale,
         "pose_height_range": height_range(r, (0.10, 0.30)),   # SPEC §6.1
         "motor_ctrl_mutation_limit": tile(np.radians(mr.vector("mutation_limit_deg", 3))),
         "motor_ctrl_limit_margin": mr.number("limit_margin", 0.0, 0.5),
