@@ -65,9 +65,10 @@ class Progress:
         if self.tty and 0 < self.done < self.total:
             print(file=self.out, flush=True)
 
-    def step(self, label: str, ok: bool = True) -> None:
-        """One item finished."""
-        self.count(ok)
+    def step(self, label: str, ok: bool = True, status: str | None = None) -> None:
+        """One item finished; `status` (four characters) instead of ok/FAIL
+        for an item that neither passed nor failed."""
+        self.count(ok or status is not None)
         times = self._times()
         if self.tty:
             self._draw(label)
@@ -77,5 +78,5 @@ class Progress:
             return
         elif self.lines is None or self.done == self.total or \
                 self.done * self.lines // self.total != (self.done - 1) * self.lines // self.total:
-            print(f"[{self.done}/{self.total}] {'ok  ' if ok else 'FAIL'} {label} ({times})",
+            print(f"[{self.done}/{self.total}] {status or ('ok  ' if ok else 'FAIL')} {label} ({times})",
                   file=self.out, flush=True)

@@ -976,7 +976,8 @@ def run(args: argparse.Namespace) -> int:
                 rows[i].error = f"not run: {result.why}"
                 result = rows[i]
             row = finished[i] = result
-            progress.step(f"{row.robot} {row.name}", row.passed)
+            progress.step(f"{row.robot} {row.name}", row.passed,
+                          "n/c " if row.error.startswith(NOT_CONFIGURED) else None)
     done = [finished[i] for i in range(len(rows))]     # the card's order
     print(table(done))
     costs = {robot: cost(robot) for robot in sorted({r.robot for r in done})}
