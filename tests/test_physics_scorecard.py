@@ -46,7 +46,7 @@ def test_every_check_names_a_metric_the_scorecard_measures() -> None:
 
 def test_every_robot_and_every_gait_and_motion_has_rows() -> None:
     rows = all_rows()
-    assert {r.robot for r in rows} == {"cyberdog2", "go2", "humanoid20", "nao22"}
+    assert {r.robot for r in rows} == {"cyberdog2", "go2", "go1", "barkour_vb", "humanoid20", "nao22"}
     cfg = load_config()
     names = {r.name for r in rows if r.robot == "cyberdog2"}
     assert cfg.motions is not None
@@ -343,16 +343,22 @@ def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "no row is named 'no such row' (a whole name, or a pattern with * or ?); rows are named like: " in err
     assert motionctl.main(["physics", "--robot", "spot"]) == 2
-    assert "no robot spot in the card (robots: cyberdog2, go2, humanoid20, nao22)" in capsys.readouterr().err
+    assert "no robot spot in the card (robots: cyberdog2, go2, go1, barkour_vb, humanoid20, nao22)" in capsys.readouterr().err
 
 
 def test_every_shipped_row_has_what_it_needs_in_its_robots_config() -> None:
     """The "not configured" verdict is for a new robot's config: no row of
-    a shipped robot is skipped by it."""
+    a shipped robot is skipped by it. The test robots (issue 42: new-robot
+    and the maker's figures) lack only what `optimise all` makes and the
+    two-leg stand's sections."""
     configs = {robot: load_config(Path(scorecard.CONFIG_DIR) / spec["config"])
                for robot, spec in CARD["robots"].items()}
-    skipped = [(r.robot, r.name) for r in all_rows() if scorecard.missing_for(configs[r.robot], r.spec)]
-    assert skipped == []
+    test_robots = {"go1", "barkour_vb"}
+    why = {(r.robot, r.name): scorecard.missing_for(configs[r.robot], r.spec) for r in all_rows()}
+    assert [key for key, reason in why.items() if reason and key[0] not in test_robots] == []
+    for (robot, name), reason in why.items():
+        if reason and robot in test_robots:
+            assert "motionctl optimise all" in reason or "two-leg stand" in reason, (robot, name, reason)
 
 
 def test_what_a_config_lacks_is_named_for_the_row() -> None:

@@ -27,6 +27,9 @@ from string import Template
 from typing import Any, TextIO
 
 from controller.cli.commands import summary
+from controller.cli.new_robot_mjcf import fill_from_model
+from controller.robot.config.reader import ConfigError
+from controller.robot.maker_figures import read_maker_quadruped
 from controller.robot.resources import CONFIG_DIR, GAITS_DIR
 
 TEMPLATES = CONFIG_DIR / "templates"
@@ -53,6 +56,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="where the config goes (default: config/NAME.yaml); the physics "
                              "figures go to physics/NAME.yaml in its directory")
+    parser.add_argument("--mjcf", metavar="FILE",
+                        help="the robot's own MuJoCo model (its maker's MJCF, as it is): the joint map, "
+                             "limits, torque limits, leg geometry, mass and stand height are read from it "
+                             "(each line says so), sim.mjcf points at it and no physics file is written; "
+                             "what it does not hold keeps CyberDog 2's figure and its mark")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.set_defaults(func=run)
     return parser
@@ -92,6 +100,8 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *, out: TextIO | N
         return EXIT_REFUSED
     config_path = Path(args.output) if args.output else Path("config") / f"{name}.yaml"
     config, physics, physics_path = skeleton(name, config_path)
+    if getattr(args, "mjcf", None):
+        return _from_model(args, config_path, config, physics_path, out)
     existing = [p for p in (config_path, physics_path) if p.exists()]
     if existing and not args.force:
         print(f"motionctl new-robot: {', '.join(map(str, existing))} already "
@@ -103,4 +113,31 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *, out: TextIO | N
     print(f"wrote {config_path} and {physics_path}: CyberDog 2's figures where yours go, each marked "
           f"\"CyberDog 2's figure: measure yours\".\nnext: measure them (docs/NEW_ROBOT.md), then "
           f"`motionctl check-config {config_path}` lists what is left", file=out)
+    return EXIT_OK
+
+
+def _from_model(args: argparse.Namespace, config_path: Path, config: str, physics_path: Path,
+                out: TextIO) -> int:
+    """`--mjcf`: the skeleton with the maker's model's figures in; no physics file."""
+    model = Path(args.mjcf)
+    if config_path.exists() and not args.force:
+        print(f"motionctl new-robot: {config_path} already exists; pass --force to overwrite", file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        figures = read_maker_quadruped(model)
+    except ConfigError as exc:
+        print(f"motionctl new-robot: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    here = config_path.parent
+    text = fill_from_model(config, figures, _relative(model, here),
+                           f"  physics: {_relative(physics_path, here)}")
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(text)
+    print(f"wrote {config_path}: the joint map, limits, torque limits, leg geometry, mass and stand "
+          f"height read from {model}, each line saying so; the rest CyberDog 2's figures, marked "
+          f"\"CyberDog 2's figure: measure yours\".", file=out)
+    for reason in figures.missing:
+        print(f"not in the model: {reason}", file=out)
+    print(f"next: `motionctl check-config {config_path}` (it compares the config's legs with the model's)",
+          file=out)
     return EXIT_OK

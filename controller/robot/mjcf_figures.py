@@ -104,3 +104,20 @@ def joint_damping(model: mujoco.MjModel, joints: list[str], where: str) -> np.nd
             raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
         out[k] = float(model.dof_damping[model.jnt_dofadr[joint]])
     return out
+
+
+def end_geom(model: mujoco.MjModel, data: mujoco.MjData, joint: int) -> int | None:
+    """Of the collision geoms `joint` moves (its body and the bodies below),
+    the one whose centre is furthest from it in `data`'s pose: the foot of a
+    leg that stands on its end (a shank's capsule centres half way down).
+    None when it moves no collision geom."""
+    below = {int(model.jnt_bodyid[joint])}
+    for b in range(model.nbody):
+        if int(model.body_parentid[b]) in below:
+            below.add(b)
+    candidates = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in below
+                  and (model.geom_contype[g] or model.geom_conaffinity[g])]
+    if not candidates:
+        return None
+    anchor = data.xanchor[joint]
+    return max(candidates, key=lambda g: float(np.linalg.norm(data.geom_xpos[g] - anchor)))

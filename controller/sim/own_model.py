@@ -35,6 +35,7 @@ import numpy as np
 
 from controller.robot.config import Config, ConfigError
 from controller.robot.config.joint_map import JointMap
+from controller.robot.mjcf_figures import end_geom
 from controller.sim.model import TIMESTEP
 
 
@@ -193,17 +194,10 @@ def _end_geoms(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> dict[s
     for leg in cfg.legs:
         last = max(i for i, n in enumerate(cfg.joint_names) if n.startswith(f"{leg}_"))
         joint = model.joint(names[order.index(last)])
-        below = {int(joint.bodyid[0])}
-        for b in range(model.nbody):
-            if int(model.body_parentid[b]) in below:
-                below.add(b)
-        candidates = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in below
-                      and (model.geom_contype[g] or model.geom_conaffinity[g])]
-        if not candidates:
+        end = end_geom(model, data, joint.id)
+        if end is None:
             raise ConfigError(f"{cfg.path}: sim.mjcf: no collision geom below {joint.name} to stand on "
                               f"for leg {leg}: name its foot in sim.mjcf_feet.{leg}")
-        anchor = data.xanchor[joint.id]
-        end = max(candidates, key=lambda g: float(np.linalg.norm(data.geom_xpos[g] - anchor)))
         body = model.body(int(model.geom_bodyid[end]))
         place = sum(1 for g in range(end) if int(model.geom_bodyid[g]) == body.id)
         found[leg] = spec.body(body.name).geoms[place]
