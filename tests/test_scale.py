@@ -124,9 +124,9 @@ def _trot(path: Path, vx: float) -> tuple[float, float, float, float]:
 
 @pytest.mark.parametrize("s", [0.73, 1.58], ids=["5kg", "50kg"])
 def test_a_5kg_and_a_50kg_robot_trot_at_their_command_from_the_defaults(s: float, tmp_path: Path) -> None:
-    """Go1 shrunk to 5 kg and grown to 50 kg, its config's figures from the
-    model grown with it and nothing else written: it stands at its height
-    and trots at its command (the same Froude number as Go1 at 0.5 m/s)."""
+    """Go1's model shrunk to 5 kg and grown to 50 kg, its config what
+    `new-robot --mjcf` writes from it: it stands at its height and trots at
+    its command (the same Froude number as Go1 at 0.5 m/s)."""
     path = scaled_go1(s, tmp_path)
     cfg = load_config(path)
     assert isinstance(cfg.geometry, Geometry) and cfg.locomotion is not None

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
+
+from controller.robot.config.scale import REFERENCE_LEG, REFERENCE_STAND
 from controller.robot.maker_figures import MakerQuadruped
 
 MARK = "CyberDog 2's figure: measure yours"
@@ -75,6 +78,7 @@ def fill_from_model(text: str, figures: MakerQuadruped, model: str, physics_line
     values.update({key: value for key, value in optional.items() if value is not None})
     for key, value in values.items():
         text = set_key(text, key, value, source)
+    text = _sized(text, figures)
     sim = [f"  mjcf: {model}   # the maker's model: the simulated body, and the masses the MPC plans with",
            f"  mjcf_joints: {flow(figures.mjcf_joints)}   # the model's leg joints, in the wire's order"]
     if figures.feet is not None:
@@ -82,3 +86,30 @@ def fill_from_model(text: str, figures: MakerQuadruped, model: str, physics_line
     if physics_line not in text:
         raise KeyError("sim.physics")
     return text.replace(physics_line, "\n".join(sim))
+
+
+# CyberDog 2's heights and stride in the skeleton, scaled to the model's
+# stand height and leg length (still marked: a first guess, to measure).
+BY_HEIGHT = ("pose_height_range", "locomotion.body_height", "locomotion.height_range",
+             "locomotion.vertical_leg_height", "sim.rest_height")
+BY_LEG = ("locomotion.half_stride",)
+
+
+def _sized(text: str, figures: MakerQuadruped) -> str:
+    """The skeleton's body heights in CyberDog 2's proportion to its stand
+    height, and its stride to its leg length, for the model's robot."""
+    if figures.stand_height is None:
+        return text
+    data = yaml.safe_load(text)
+    height = figures.stand_height / REFERENCE_STAND
+    leg = (figures.hip_link + figures.knee_link) / REFERENCE_LEG
+    for keys, ratio, why in ((BY_HEIGHT, height, f"x {height:.3g}, the model's stand height over CyberDog 2's "
+                                                 f"{REFERENCE_STAND} m"),
+                             (BY_LEG, leg, f"x {leg:.3g}, the model's leg length over CyberDog 2's")):
+        for key in keys:
+            node: Any = data
+            for part in key.split("."):
+                node = node[part]
+            value = [round(v * ratio, 3) for v in node] if isinstance(node, list) else round(node * ratio, 3)
+            text = set_key(text, key, value, f"CyberDog 2's {why}. {MARK}")
+    return text

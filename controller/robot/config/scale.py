@@ -25,6 +25,7 @@ import numpy as np
 REFERENCE = "CyberDog 2's"
 REFERENCE_MASS = 8.0             # kg: config/cyberdog2.yaml geometry.mass
 REFERENCE_LEG = 0.12 + 0.17391   # m: its hip_link + knee_link
+REFERENCE_STAND = 0.24           # m: its poses.stand_height
 
 # CyberDog 2's joint gain sets, kp and kd per joint type (abad hip knee).
 GAINS: dict[str, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
