@@ -115,3 +115,24 @@ def test_an_mp4_streams_through_the_video_extras_ffmpeg_with_progress(tmp_path: 
     assert tuple(meta["size"]) == (320, 240)
     shots = [np.frombuffer(f, dtype=np.uint8).reshape(240, 320, 3) for f in reader]
     assert len(shots) == 20 and robot_pixels(shots[-1]).sum() > 300
+
+
+def test_a_makers_model_without_its_meshes_is_drawn_by_its_collision_shapes_or_inertia() -> None:
+    """Go1's model keeps only its collision shapes, in Menagerie's hidden
+    group 3: they are drawn. Barkour vB's only shapes are its feet: each
+    body is drawn as its inertia's box. CyberDog 2's generated body is drawn
+    as MuJoCo draws it by default."""
+    import mujoco
+
+    from controller.service.render import shown_groups
+    from controller.sim.mjcf import robot_mjcf
+
+    def option(name: str) -> mujoco.MjvOption:
+        return shown_groups(mujoco.MjModel.from_xml_string(robot_mjcf(load_config(ROOT / "config" / name))))
+
+    default = mujoco.MjvOption()
+    inertia = mujoco.mjtVisFlag.mjVIS_INERTIA
+    cd2, go1, barkour = option("cyberdog2.yaml"), option("go1.yaml"), option("barkour_vb.yaml")
+    assert list(cd2.geomgroup) == list(default.geomgroup) and not cd2.flags[inertia]
+    assert go1.geomgroup[3] == 1 and not go1.flags[inertia]
+    assert barkour.flags[inertia] == 1

@@ -108,6 +108,25 @@ class Follow:
         return self.point
 
 
+def shown_groups(model: mujoco.MjModel) -> mujoco.MjvOption:
+    """MuJoCo's default view (geom groups 0-2), and every group the robot's
+    geoms are in when none of them is in those: a maker's model whose look
+    (its meshes) was left out keeps only its collision shapes, which makers
+    put in a hidden group (Menagerie: 3)."""
+    option = mujoco.MjvOption()
+    geoms = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) != 0]
+    groups = {int(model.geom_group[g]) for g in geoms}
+    if groups and min(groups) > 2:
+        for group in groups:
+            option.geomgroup[group] = 1
+    # A body with no shape of its own (Barkour vB's: only its feet collide)
+    # is drawn as its inertia's box, so the robot is seen, not four dots.
+    shaped = {int(model.geom_bodyid[g]) for g in geoms}
+    if len(shaped) < (model.nbody - 1) / 2:
+        option.flags[mujoco.mjtVisFlag.mjVIS_INERTIA] = 1
+    return option
+
+
 class Painter:
     """The robot's model, a following camera and an offscreen renderer."""
 
@@ -125,6 +144,10 @@ class Painter:
         except Exception as exc:  # noqa: BLE001 - every GL failure means the same to the user
             raise RenderError(f"cannot render offscreen with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
                               f"({exc}); on Debian/Ubuntu: sudo apt-get install -y {EGL_PACKAGES}") from exc
+        self.option = shown_groups(self.model)
+        if self.model.nlight == 0:            # a maker's model without its lights: the head light only
+            self.model.vis.headlight.ambient[:] = 0.4
+            self.model.vis.headlight.diffuse[:] = 0.7
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
         self.camera.distance = 5.0 * float(cfg.stand_height) + 0.3
@@ -140,7 +163,7 @@ class Painter:
         mujoco.mj_kinematics(self.model, d)
         target = np.array([pose.position[0], pose.position[1], 0.6 * float(self.cfg.stand_height)])
         self.camera.lookat[:] = self.follow.update(pose.t, target)
-        self.renderer.update_scene(d, camera=self.camera)
+        self.renderer.update_scene(d, camera=self.camera, scene_option=self.option)
         return np.asarray(self.renderer.render()).copy()
 
     def close(self) -> None:
