@@ -11,10 +11,10 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from maker_model import assert_the_body_keeps_the_makers_figures
 
 from controller.robot.config import Geometry, load_config
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.sim.mjcf import robot_mjcf
 from controller.sim.trial import Trial
 
 CFG = load_config(Path(__file__).resolve().parents[1] / "config" / "barkour_vb.yaml")
@@ -69,25 +69,7 @@ def test_the_simulated_body_keeps_every_figure_of_the_makers_model() -> None:
     the IMU and its sensors and the foot sites; the bodies, joints and
     collision shapes stay as the maker's file gives them (the torso renamed
     trunk, the feet <leg>_foot)."""
-    m = maker()
-    sim = mujoco.MjModel.from_xml_string(robot_mjcf(CFG))
-    for name in [m.body(i).name for i in range(1, m.nbody)]:
-        ours = "trunk" if name == "torso" else name
-        for field in ("mass", "inertia", "ipos", "iquat", "pos", "quat"):
-            np.testing.assert_array_equal(getattr(sim.body(ours), field), getattr(m.body(name), field),
-                                          err_msg=f"{name}.{field}")
-    for j in range(1, m.njnt):
-        name = m.joint(j).name
-        for field in ("range", "axis"):
-            np.testing.assert_array_equal(getattr(sim.joint(name), field), getattr(m.joint(name), field))
-        ours, theirs = sim.joint(name).dofadr[0], m.joint(name).dofadr[0]
-        for field in ("dof_damping", "dof_armature", "dof_frictionloss"):
-            assert getattr(sim, field)[ours] == getattr(m, field)[theirs], (name, field)
-    for leg, name in FEET.items():
-        foot, theirs = sim.geom(f"{leg}_foot"), m.geom(name)
-        for field in ("size", "pos", "friction", "solimp", "solref", "condim", "priority", "margin"):
-            np.testing.assert_array_equal(getattr(foot, field), getattr(theirs, field), err_msg=f"{leg}.{field}")
-    assert sim.opt.cone == m.opt.cone
+    sim = assert_the_body_keeps_the_makers_figures(CFG, MAKER, "torso", FEET)
     assert sum(sim.body_mass) == pytest.approx(14.496472)
     # The IMU: the simulator's, at the body origin (the maker's IMU frame,
     # 6 cm lower and turned half a turn about z, is left out).

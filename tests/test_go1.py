@@ -11,10 +11,10 @@ import mujoco
 import numpy as np
 import pytest
 import yaml
+from maker_model import assert_the_body_keeps_the_makers_figures
 
 from controller.core.controller import Controller
 from controller.robot.config import Geometry, load_config
-from controller.sim.mjcf import robot_mjcf
 from controller.sim.trial import Trial
 
 CFG = load_config(Path(__file__).resolve().parents[1] / "config" / "go1.yaml")
@@ -27,25 +27,7 @@ def test_the_simulated_body_keeps_every_figure_of_the_makers_model() -> None:
     """The simulator swaps the actuators for its motors and adds the floor,
     the IMU's sensors and the foot sites; the bodies, joints and collision
     shapes stay as the maker's file gives them."""
-    maker = mujoco.MjModel.from_xml_path(str(MAKER))
-    sim = mujoco.MjModel.from_xml_string(robot_mjcf(CFG))
-    for name in [maker.body(i).name for i in range(1, maker.nbody)]:
-        ours = "trunk" if name == "trunk" else name
-        for field in ("mass", "inertia", "ipos", "iquat", "pos", "quat"):
-            np.testing.assert_array_equal(getattr(sim.body(ours), field), getattr(maker.body(name), field),
-                                          err_msg=f"{name}.{field}")
-    for j in range(1, maker.njnt):
-        name = maker.joint(j).name
-        for field in ("range", "axis"):
-            np.testing.assert_array_equal(getattr(sim.joint(name), field), getattr(maker.joint(name), field))
-        ours, theirs = sim.joint(name).dofadr[0], maker.joint(name).dofadr[0]
-        for field in ("dof_damping", "dof_armature", "dof_frictionloss"):
-            assert getattr(sim, field)[ours] == getattr(maker, field)[theirs], (name, field)
-    for leg in CFG.legs:                                   # the maker's feet, renamed <leg>_foot
-        foot, theirs = sim.geom(f"{leg}_foot"), maker.geom(leg)
-        for field in ("size", "pos", "friction", "solimp", "solref", "condim", "priority", "margin"):
-            np.testing.assert_array_equal(getattr(foot, field), getattr(theirs, field), err_msg=f"{leg}.{field}")
-    assert sim.opt.cone == maker.opt.cone and sim.opt.impratio == maker.opt.impratio
+    sim = assert_the_body_keeps_the_makers_figures(CFG, MAKER, "trunk", {leg: leg for leg in CFG.legs})
     assert sum(sim.body_mass) == pytest.approx(12.743448)
 
 
