@@ -255,6 +255,10 @@ def test_a_row_may_name_the_robots_own_figures_instead_of_numbers() -> None:
     assert scorecard.resolve(cd2, "stand_height", "t") == 0.24
     with pytest.raises(ConfigError, match="stand_height \\* 2"):
         scorecard.resolve(cd2, [0, 0, "stand_height * 2"], "t")
+    # The posture row holds each robot at its own stand height (CyberDog 2's 0.24 m as before).
+    posture = next(r for r in all_rows() if r.robot == "go2" and r.name == "posture roll 0.2 (3/0)").spec
+    assert scorecard.resolve(go2, posture["steps"][0]["pos_des"], "t")[2] == 0.28
+    assert scorecard.target_height(cd2, posture["target"]) == 0.24
 
 
 def test_a_robot_named_by_its_config_file_is_scored_by_its_kinds_rows(

@@ -381,11 +381,15 @@ class _Checker:
         return _ok(path, summary, warnings, cfg)
 
     def _gait_robot(self) -> Config | None:
-        """The first shipped robot with a quadruped gait generator (the only
-        kind that takes user gaits), or None."""
+        """The shipped robot whose config names user gaits (CyberDog 2: the
+        user gait files are its), else the first with a quadruped gait
+        generator (the only kind that takes user gaits), or None."""
         if self._robots is None:
             self._robots = _RobotChoice(shipped_robots())
-        return next((c for c in self._robots.robots if c.locomotion is not None), None)
+        robots = [c for c in self._robots.robots if c.locomotion is not None]
+        # The robot whose config takes user gaits from disk (CyberDog 2's), else any walker.
+        return next((c for c in robots if c.locomotion is not None and c.locomotion.user_gaits is not None),
+                    next(iter(robots), None))
 
     # .toml ------------------------------------------------------------------------
     def check_toml(self, path: Path) -> Finding:
