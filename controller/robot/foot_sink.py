@@ -26,7 +26,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import compile_mjcf
+from controller.robot.mjcf_figures import compile_mjcf, floating_body
 
 SETTLE_S = 1.5                     # s of standing before the depth is read
 HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the stand
@@ -64,10 +64,8 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
     model.actuator_gainprm[:] = 0.0
     model.actuator_biasprm[:] = 0.0
     data.qpos[:] = model.qpos0
-    free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
-    if len(free) != 1:
-        raise ConfigError(f"{where}: the model needs exactly one free joint (the trunk's), it has {len(free)}")
-    base = model.jnt_qposadr[free[0]]
+    trunk = floating_body(model, where)
+    base = model.jnt_qposadr[next(j for j in range(model.njnt) if int(model.jnt_bodyid[j]) == trunk)]
     data.qpos[base:base + 7] = [0.0, 0.0, stand_height + 0.005, 1.0, 0.0, 0.0, 0.0]
     data.qpos[qadr] = wire
     for _ in range(int(round(SETTLE_S / model.opt.timestep))):

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from controller.robot.config.reader import ConfigError
-from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body
+from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body, subtree
 
 TYPES = ("abad", "hip", "knee")
 ALIGNED = 0.95      # an axis this close (cosine) to x or y is along it
@@ -152,20 +152,12 @@ def read_maker_quadruped(path: Path) -> MakerQuadruped:
         hip_link=round(float(np.mean(links["hip"])), 5),
         knee_link=round(float(np.mean(links["knee"])), 5),
         foot_radius=_foot_radius(model, feet, missing),
-        mass=round(float(sum(model.body_mass[b] for b in _below(model, trunk))), 4),
+        mass=round(float(sum(model.body_mass[b] for b in subtree(model, trunk))), 4),
         stand_height=_stand_height(model, trunk, missing),
         feet=({leg: model.geom(g).name for leg, g in feet.items()}
               if all(model.geom(g).name for g in feet.values()) else None),
         missing=missing,
     )
-
-
-def _below(model: Any, body: int) -> list[int]:
-    out = [body]
-    for b in range(body + 1, model.nbody):
-        if int(model.body_parentid[b]) in out:
-            out.append(b)
-    return out
 
 
 def _leg_chains(model: Any, trunk: int, where: str) -> list[list[int]]:
@@ -174,7 +166,7 @@ def _leg_chains(model: Any, trunk: int, where: str) -> list[list[int]]:
     import mujoco
     chains = []
     for child in (b for b in range(model.nbody) if int(model.body_parentid[b]) == trunk and b != trunk):
-        joints = [j for b in _below(model, child) for j in range(model.njnt) if int(model.jnt_bodyid[j]) == b]
+        joints = [j for b in subtree(model, child) for j in range(model.njnt) if int(model.jnt_bodyid[j]) == b]
         if not joints:
             continue
         if any(model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE for j in joints) or len(joints) != 3:

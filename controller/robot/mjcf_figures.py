@@ -61,6 +61,15 @@ def floating_body(model: mujoco.MjModel, where: str) -> int:
     return int(model.jnt_bodyid[free[0]])
 
 
+def subtree(model: mujoco.MjModel, body: int) -> list[int]:
+    """`body` and every body below it (MuJoCo numbers a parent before its children)."""
+    out = [body]
+    for b in range(body + 1, model.nbody):
+        if int(model.body_parentid[b]) in out:
+            out.append(b)
+    return out
+
+
 def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
                where: str) -> tuple[float, np.ndarray, np.ndarray]:
     """Mass, centre of mass and inertia about it (3x3), in the floating
@@ -76,10 +85,7 @@ def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
             raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
         data.qpos[model.jnt_qposadr[joint]] = angle
     mujoco.mj_kinematics(model, data)
-    below = [trunk]
-    for b in range(trunk + 1, model.nbody):
-        if int(model.body_parentid[b]) in below:
-            below.append(b)
+    below = subtree(model, trunk)
     origin, turn = data.xpos[trunk].copy(), data.xmat[trunk].reshape(3, 3).T.copy()
     mass = float(sum(model.body_mass[b] for b in below))
     if mass <= 0.0:
@@ -111,10 +117,7 @@ def end_geom(model: mujoco.MjModel, data: mujoco.MjData, joint: int) -> int | No
     the one whose centre is furthest from it in `data`'s pose: the foot of a
     leg that stands on its end (a shank's capsule centres half way down).
     None when it moves no collision geom."""
-    below = {int(model.jnt_bodyid[joint])}
-    for b in range(model.nbody):
-        if int(model.body_parentid[b]) in below:
-            below.add(b)
+    below = set(subtree(model, int(model.jnt_bodyid[joint])))
     candidates = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in below
                   and (model.geom_contype[g] or model.geom_conaffinity[g])]
     if not candidates:
