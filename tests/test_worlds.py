@@ -103,6 +103,34 @@ def test_a_slippery_patch_governs_the_friction_of_a_foot_on_it() -> None:
     assert on_patch and np.allclose(on_patch, 0.1)
 
 
+def _foot_contacts(robot: PhysicsRobot) -> list[tuple[float, np.ndarray]]:
+    """(sliding friction, solimp) of every foot-on-floor contact while the
+    robot drops 0.2 s onto its folded legs."""
+    cfg, z, found = robot.cfg, np.zeros(12), []
+    feet = {f"{leg}_foot" for leg in cfg.legs}
+    for _ in range(100):
+        robot.step(robot.q, z, np.full(12, 30.0), np.full(12, 1.0), z, cfg.dt)
+        d = robot.data
+        found += [(float(d.contact.friction[k][0]), d.contact.solimp[k].copy()) for k in range(d.ncon)
+                  if {robot.geom_names[g] for g in d.contact.geom[k]} & feet]
+    return found
+
+
+def test_a_friction_world_changes_the_friction_and_keeps_a_makers_soft_feet_soft() -> None:
+    """Barkour vB's feet are softer than its floor (solimp 0.015 1 0.031):
+    the margin worlds "friction 0.5" and "1.2" (under and over the foot's
+    0.8) make every foot contact's friction theirs, and leave its softness
+    what it is in the unchanged world."""
+    cfg = load_config(CONFIG_DIR / "barkour_vb.yaml")
+    plain = _foot_contacts(PhysicsRobot(cfg))
+    assert plain and not np.allclose(plain[0][1][:3], [0.9, 0.95, 0.001])   # not MuJoCo's default
+    for friction in (0.5, 1.2):
+        changed = _foot_contacts(PhysicsRobot(cfg, World.from_spec({"friction": friction}, "test")))
+        assert changed and all(f == pytest.approx(friction) for f, _ in changed)
+        for _, solimp in changed:
+            np.testing.assert_allclose(solimp, plain[0][1])
+
+
 def test_a_payload_adds_its_share_of_the_robots_mass_where_it_is_put() -> None:
     plain = PhysicsRobot(CFG)
     loaded = PhysicsRobot(CFG, World.from_spec({"payload": [0.3, 0.05, 0.0, 0.07]}, "test"))

@@ -267,9 +267,13 @@ def world_model(xml: str, world: World) -> Any:
     if world.rough:
         ground.append(_rough_ground(spec, world.rough, floor))
     if world.friction is not None:
-        for geom in [floor, *ground]:
+        # The ground's and the robot's sliding friction both: a contact takes
+        # the larger of its two, so it is the world's, and its softness stays
+        # the mix of the robot's and the ground's (a priority on the ground
+        # would make it the floor's, stiffening a maker's soft feet too).
+        robot = [g for g in spec.geoms if g.parent != spec.worldbody]
+        for geom in [floor, *ground, *robot]:
             geom.friction = [world.friction, *list(geom.friction)[1:]]
-            geom.priority = 1
     if world.soft:
         for geom in [floor, *ground]:
             geom.solref = list(world.soft)
