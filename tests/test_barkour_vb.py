@@ -49,11 +49,25 @@ def test_the_makers_file_carries_menageries_figures() -> None:
     for a in range(m.nu):
         np.testing.assert_array_equal(m.actuator_forcerange[a], [-18.0, 18.0])
         assert m.actuator_gainprm[a][0] == 50.0 and list(m.actuator_biasprm[a][:3]) == [0.0, -50.0, -0.5]
-    # Only the feet collide: the maker's collision shapes are all meshes,
-    # left out; the feet are Menagerie's MJX spheres.
+    # The maker's collision shapes are all meshes, left out; the feet are
+    # Menagerie's MJX spheres, and the torso ours: the box of its inertial.
     colliding = [g for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g]]
-    assert sorted(m.geom(g).name for g in colliding) == sorted(FEET.values())
+    assert sorted(m.geom(g).name for g in colliding) == sorted([*FEET.values(), "torso_box"])
+    box, torso = m.geom("torso_box"), m.body("torso").id
+    assert m.geom_bodyid[box.id] == torso and m.geom_type[box.id] == mujoco.mjtGeom.mjGEOM_BOX
+    i_x, i_y, i_z = m.body_inertia[torso]
+    equivalent = np.sqrt(6.0 / m.body_mass[torso] * np.array([i_y + i_z - i_x, i_x + i_z - i_y, i_x + i_y - i_z])) / 2
+    np.testing.assert_allclose(m.geom_size[box.id], equivalent, atol=1e-4)
+    np.testing.assert_allclose(m.geom_pos[box.id], m.body_ipos[torso])
+    np.testing.assert_allclose(m.geom_quat[box.id], m.body_iquat[torso], atol=1e-6)
+    # The feet touch the floor, never the torso box they fold under.
+    excluded = {(int(a), int(b)) for a, b in zip(m.exclude_signature >> 16, m.exclude_signature & 0xFFFF)}
+    for foot in FEET.values():
+        leg = int(m.geom_bodyid[m.geom(foot).id])
+        assert (min(torso, leg), max(torso, leg)) in excluded, foot
     for g in colliding:
+        if g == box.id:
+            continue
         assert m.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE and m.geom_size[g][0] == 0.0175
         np.testing.assert_array_equal(m.geom_pos[g], [-0.21425, -0.0779806, 0.0])
         np.testing.assert_array_equal(m.geom_solimp[g][:3], [0.015, 1.0, 0.031])
