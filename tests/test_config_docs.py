@@ -91,7 +91,7 @@ def test_the_reference_has_its_sections_and_rows() -> None:
     assert all(len(docs[s]) >= 5 for s in ("common", "quadruped", "humanoid", "mof"))
     assert len(docs["fsm"]) == 3
     assert [p.name for p in robot_configs()] == ["barkour_vb.yaml", "cyberdog2.yaml", "go1.yaml", "go2.yaml",
-                                                  "humanoid20.yaml", "nao22.yaml"]
+                                                  "humanoid20.yaml", "nao22.yaml", "op3.yaml"]
 
 
 @pytest.mark.parametrize("path", robot_configs(), ids=lambda p: p.name)

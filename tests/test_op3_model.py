@@ -3,10 +3,9 @@ from a maker's MJCF): config/physics/op3.xml is MuJoCo Menagerie's
 robotis_op3/op3.xml written out by hand, meshes left out, every collision
 mesh but the feet replaced by a box of ours (marked "ours:" in the file).
 These tests hold the file to Menagerie's figures, written again here so that
-a slip in the transcription shows, and stand the body in plain MuJoCo (the
-project's simulator does not yet build a humanoid from a maker's MJCF).
+a slip in the transcription shows, and stand the body in plain MuJoCo.
 What the model says against the controller's humanoid is
-docs/robots/op3.md."""
+docs/robots/op3.md; tests/test_op3.py drives it with the controller."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET

@@ -46,7 +46,7 @@ def test_every_check_names_a_metric_the_scorecard_measures() -> None:
 
 def test_every_robot_and_every_gait_and_motion_has_rows() -> None:
     rows = all_rows()
-    assert {r.robot for r in rows} == {"cyberdog2", "go2", "go1", "barkour_vb", "humanoid20", "nao22"}
+    assert {r.robot for r in rows} == {"cyberdog2", "go2", "go1", "barkour_vb", "humanoid20", "op3", "nao22"}
     cfg = load_config()
     names = {r.name for r in rows if r.robot == "cyberdog2"}
     assert cfg.motions is not None
@@ -347,7 +347,7 @@ def test_a_filter_that_selects_nothing_says_what_there_is(capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "no row is named 'no such row' (a whole name, or a pattern with * or ?); rows are named like: " in err
     assert motionctl.main(["physics", "--robot", "spot"]) == 2
-    robots = "cyberdog2, go2, go1, barkour_vb, humanoid20, nao22"
+    robots = "cyberdog2, go2, go1, barkour_vb, humanoid20, op3, nao22"
     assert f"no robot spot in the card (robots: {robots})" in capsys.readouterr().err
 
 

@@ -15,15 +15,15 @@ def has_model(cfg: Config) -> bool:
     """Whether the robot can be simulated in physics: it names its own MJCF
     (`sim.mjcf`), or its physics figures exist."""
     if own_model_path(cfg) is not None:
-        return cfg.kind == "quadruped"
+        return cfg.kind in ("quadruped", "humanoid")
     return cfg.kind in ("quadruped", "humanoid") and physics_path(cfg).is_file()
 
 
 def robot_mjcf(cfg: Config) -> str:
     """The MJCF of the robot of `cfg`; ConfigError when it cannot be modelled."""
     if own_model_path(cfg) is not None:
-        if cfg.kind != "quadruped":
-            raise ConfigError(f"{cfg.path}: sim.mjcf: a robot's own MJCF is taken for quadrupeds only")
+        if cfg.kind not in ("quadruped", "humanoid"):
+            raise ConfigError(f"{cfg.path}: sim.mjcf: a robot's own MJCF is taken for quadrupeds and humanoids")
         return own_mjcf(cfg)
     path = physics_path(cfg)
     figures = load_figures(path)

@@ -23,7 +23,11 @@ friction stay the user's):
   `sim.mjcf_imu`) and its quaternion, gyro and accelerometer sensors;
 * the feet: the geom `sim.mjcf_feet.<leg>` names (without it, the collision
   geom at the end of each leg) is renamed `<leg>_foot`, with a site of that
-  name at its centre (the scorecard's foot metrics).
+  name at its centre (the scorecard's foot metrics). A humanoid's legs are
+  `right` and `left` (its `sim.mjcf_feet` names both), and the site is its
+  sole, `<side>_sole`: on the sole's plane (the lowest face of the foot's
+  collision geoms) straight below where the ankle's two axes cross, which
+  is where the controller's kinematics puts the sole.
 """
 from __future__ import annotations
 
@@ -137,10 +141,17 @@ def _motors(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
         spec.delete(actuator)
     limit = cfg.torque_limit[jm.order]          # per wire slot
     for k, name in enumerate(names):
+        # Every attribute the model's default class could give it is set: a
+        # maker's top-level default (OP3's position servos' ctrlrange of +-pi)
+        # would clip the driver's law.
         spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                          dyntype=mujoco.mjtDyn.mjDYN_NONE, gear=[1.0] + [0.0] * 5,
                           gaintype=mujoco.mjtGain.mjGAIN_FIXED, gainprm=[1.0] + [0.0] * 9,
                           biastype=mujoco.mjtBias.mjBIAS_AFFINE, biasprm=[0.0] * 10,
-                          forcelimited=True, forcerange=[-float(limit[k]), float(limit[k])])
+                          ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE, ctrlrange=[0.0, 0.0],
+                          actlimited=mujoco.mjtLimited.mjLIMITED_FALSE,
+                          forcelimited=mujoco.mjtLimited.mjLIMITED_TRUE,
+                          forcerange=[-float(limit[k]), float(limit[k])])
 
 
 def _imu(spec: Any, cfg: Config, trunk: Any) -> None:
@@ -161,6 +172,9 @@ def _feet(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
     `sim.mjcf_feet` (a maker's model whose feet are unnamed), the collision
     geom at the leg's end (_end_geoms)."""
     feet = cfg.sim.get("mjcf_feet")
+    if feet is None and cfg.kind == "humanoid":
+        raise ConfigError(f"{cfg.path}: sim.mjcf_feet: a humanoid names its foot geoms: "
+                          f"{{right: NAME, left: NAME}}")
     if feet is None:
         found = _end_geoms(spec, cfg, names, jm)
     else:
@@ -174,9 +188,53 @@ def _feet(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> None:
             if geom is None:
                 raise ConfigError(f"{cfg.path}: sim.mjcf_feet.{leg}: no geom named {name!r} in the model")
             found[leg] = geom
+    soles = _soles(spec, cfg, names, jm, found) if cfg.kind == "humanoid" else {}
     for leg, geom in found.items():
         geom.name = f"{leg}_foot"
-        geom.parent.add_site(name=f"{leg}_foot", pos=list(geom.pos))
+        if leg in soles:
+            geom.parent.add_site(name=f"{leg}_sole", pos=soles[leg].tolist())
+        else:
+            geom.parent.add_site(name=f"{leg}_foot", pos=list(geom.pos))
+
+
+def _soles(spec: Any, cfg: Config, names: list[str], jm: JointMap, feet: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Per side, the sole point in its foot body's frame, in the model's
+    own pose (every joint at zero, the foot flat): where the ankle's pitch
+    and roll axes cross (the midpoint of their closest approach), lowered
+    to the bottom of the foot body's lowest collision geom."""
+    model = spec.copy().compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    order = list(jm.order)
+    soles = {}
+    for side, geom in feet.items():
+        leg = cfg.limbs[f"{side}_leg"]              # hip yaw ... ankle pitch, ankle roll
+        pitch, roll = (model.joint(names[order.index(j)]).id for j in leg[4:6])
+        ankle = _axes_meet(data.xanchor[pitch], data.xaxis[pitch], data.xanchor[roll], data.xaxis[roll])
+        body = model.body(geom.parent.name).id
+        bottom = min(_lowest(model, data, g) for g in range(model.ngeom)
+                     if int(model.geom_bodyid[g]) == body and (model.geom_contype[g] or model.geom_conaffinity[g]))
+        sole = np.array([ankle[0], ankle[1], bottom])
+        soles[side] = data.xmat[body].reshape(3, 3).T @ (sole - data.xpos[body])
+    return soles
+
+
+def _axes_meet(p: np.ndarray, u: np.ndarray, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The midpoint of the closest approach of the lines p + s u and q + t v
+    (not parallel)."""
+    w, b = p - q, float(u @ v)
+    s = (b * float(v @ w) - float(u @ w)) / (1.0 - b * b)
+    t = (float(v @ w) - b * float(u @ w)) / (1.0 - b * b)
+    return (p + s * u + q + t * v) / 2.0
+
+
+def _lowest(model: mujoco.MjModel, data: mujoco.MjData, g: int) -> float:
+    """The lowest world z of geom g: a box's corners, else its centre less
+    its bounding radius."""
+    if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * model.geom_size[g]
+        return float((data.geom_xpos[g][None, :] + corners @ data.geom_xmat[g].reshape(3, 3).T)[:, 2].min())
+    return float(data.geom_xpos[g][2] - model.geom_rbound[g])
 
 
 def _end_geoms(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from controller.robot.config import ConfigError, load_config
 from controller.robot.config.motions import MotionsConfig
 from controller.robot.config.reader import load_yaml
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.mjcf_figures import subtree
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 from controller.sim.faults import Fault
 from controller.sim.mjcf import has_model
@@ -574,6 +575,28 @@ def lower_leg_geoms(trial: Trial) -> frozenset[str]:
                      and not labels[g].endswith(KNEE_GEOMS))
 
 
+def humanoid_limbs(trial: Trial) -> tuple[frozenset[str], frozenset[str]]:
+    """A humanoid's feet and legs, from the model's tree: every geom on a
+    foot's body (a maker's foot may be two boxes, OP3's are), and every geom
+    on the bodies each leg's hip pitch joint moves (the thigh down: what the
+    protective crouch lands on). Empty for a quadruped or without a model."""
+    robot, cfg = trial.robot, trial.cfg
+    model = getattr(robot, "model", None)
+    if model is None or cfg.kind != "humanoid":
+        return frozenset(), frozenset()
+    labels = geom_labels(model)
+    names, _ = model_joints(cfg)
+    order = list(robot.model_map.order)          # wire slot -> the controller's joint
+    foot_bodies = {int(model.geom_bodyid[model.geom(f).id]) for f in trial.feet}
+    below: set[int] = set()
+    for side in ("right", "left"):
+        hip_pitch = cfg.limbs[f"{side}_leg"][2]
+        below.update(subtree(model, int(model.jnt_bodyid[model.joint(names[order.index(hip_pitch)]).id])))
+    on = [int(b) for b in model.geom_bodyid]
+    return (frozenset(labels[g] for g in range(model.ngeom) if on[g] in foot_bodies),
+            frozenset(labels[g] for g in range(model.ngeom) if on[g] in below))
+
+
 def trunk_geoms(trial: Trial) -> frozenset[str]:
     """The names of the geoms on the robot's floating body (the trunk or
     torso itself, not a limb): a sit-down may rest a knee on the floor, never
@@ -601,7 +624,8 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     # Anything on the ground but the feet and the lower legs: the trunk and
     # the upper body (a fall); the lower legs are reported apart.
     lower = lower_leg_geoms(trial)
-    allowed = feet | lower
+    soles, legs = humanoid_limbs(trial)
+    allowed = feet | lower | soles
     other = np.array([bool(c - allowed) for c in contacts])
     m: dict[str, float] = {}
     m["height"] = float(pos[-win:, 2].mean())
@@ -667,7 +691,7 @@ def measure(trial: Trial, start: int, spec: dict[str, Any], command: np.ndarray,
     # ground, and whether every joint was limp by then.
     seen = np.flatnonzero(tr.fall_seen[start:])
     limbs = LOWER_LIMBS + tuple(trial.feet)
-    hit = np.flatnonzero([any(not g.endswith(limbs) for g in c) for c in contacts])
+    hit = np.flatnonzero([any(g not in legs and not g.endswith(limbs) for g in c) for c in contacts])
     origin = marks.push if marks is not None and marks.push is not None else start
     m["fall_detected_s"] = float((start + seen[0] - origin) * dt) if len(seen) else math.inf
     m["fall_warning_s"] = float((hit[0] - seen[0]) * dt) if len(seen) and len(hit) else -math.inf
