@@ -348,7 +348,7 @@ def test_an_own_mjcf_is_built_as_the_simulator_builds_it(tree: Path, name: str, 
 
 
 @pytest.mark.parametrize(("name", "edit", "expected"), [
-    ("damped", lambda x: x.replace('damping="0.01"', 'damping="2"'), "leg joints carry damping (up to 2 N m s/rad"),
+    ("damped", lambda x: x.replace('damping="0.01"', 'damping="2"'), "joints carry damping (up to 2 N m s/rad"),
     ("soft_feet", lambda x: x.replace('size="0.022"', 'size="0.022" solimp="0.5 0.95 0.01"'),
      "foot's contact is softer than MuJoCo's default"),
     ("long_calf", lambda x: x.replace('pos="0 0 -0.213"/>', 'pos="0 0 -0.25"/>'),
@@ -373,3 +373,34 @@ def test_the_own_go2_model_draws_no_model_warning(tree: Path, capsys: pytest.Cap
     path = variant(tree, "go2.yaml", "go2_model_clean", own_model())
     code, out = check(str(path), capsys=capsys)
     assert code == 0 and "sim.mjcf:" not in out, out
+
+
+def _op3_direction(joint: str, value: int) -> Callable[[Any], None]:
+    def change(data: Any) -> None:
+        data["joint_map"]["direction"][joint] = value
+    return change
+
+
+def test_op3_on_its_makers_model_draws_only_the_damping_warning(tree: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A humanoid's own MJCF is checked as a quadruped's: the soles where
+    the leg kinematics put them over 200 poses (no warning: within 5 mm),
+    and what the model costs (OP3's 1.084 N m s/rad on every joint)."""
+    code, out = check(str(tree / "config" / "op3.yaml"), capsys=capsys)
+    assert code == 0
+    warnings = [line for line in out.splitlines() if "sim.mjcf:" in line]
+    assert len(warnings) == 1 and "20 joints carry damping (up to 1.084 N m s/rad" in warnings[0], out
+
+
+@pytest.mark.parametrize(("joint", "value", "side"), [("r_knee", 1, "right"), ("l_hip_roll", 1, "left")])
+def test_a_humanoid_joint_map_that_turns_a_joint_the_wrong_way_is_found(
+        tree: Path, joint: str, value: int, side: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """OP3's right knee turns about -y (direction -1), its hip roll about -x:
+    the model's direction written instead puts the sole centimetres from
+    where the controller's kinematics put it, and check-config says which
+    sole and what to correct."""
+    path = variant(tree, "op3.yaml", f"op3_{joint}", _op3_direction(joint, value))
+    code, out = check(str(path), capsys=capsys)
+    assert code == 0
+    soles = [line for line in out.splitlines() if "sole is" in line]
+    assert len(soles) == 1 and f"the model's {side} sole is" in soles[0] and "joint_map" in soles[0], out

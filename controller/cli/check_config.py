@@ -188,7 +188,7 @@ def inconsistencies(cfg: Config) -> list[str]:
     `motionctl new-robot` left to fill in."""
     try:
         if cfg.kind != "quadruped":
-            return placeholders(cfg.path)
+            return placeholders(cfg.path) + own_model_findings(cfg)
         return quadruped_findings(cfg) + own_model_findings(cfg)
     except Exception as exc:  # noqa: BLE001 - a checker bug is a warning, not a traceback
         return [f"the consistency checks crashed ({type(exc).__name__}: {exc}); this is a bug in motiond, "

@@ -2,10 +2,10 @@
 beyond whether it builds (controller/cli/check_config.py): the figures
 that load but will cost the robot, each with what to do.
 
-- kinematics: the feet where the config's leg geometry and joint map put
-  them, against the model's, over poses inside the joint limits (the test
-  tests/test_physics_model.py holds the generated model to, on the user's
-  robot);
+- kinematics: the feet (a humanoid's soles) where the config's leg geometry
+  and joint map put them, against the model's, over poses inside the joint
+  limits (the test tests/test_physics_model.py holds the generated model to,
+  on the user's robot);
 - joint damping in the model: a real motor's friction and damping are in
   its law already, and a maker's 2 N m s/rad cost a trot a quarter of its
   speed;
@@ -22,6 +22,7 @@ import numpy as np
 
 from controller.robot.config import Config
 from controller.robot.config.quadruped import Geometry
+from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, HumanoidLegKinematics
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.own_model import model_joints, own_model_path
@@ -38,11 +39,11 @@ def own_model_findings(cfg: Config) -> list[str]:
     """Warnings on the robot's own MJCF (module docstring); [] without one.
     The model must build (check_config.own_model_problem says why not)."""
     path = own_model_path(cfg)
-    if path is None or cfg.kind != "quadruped":
+    if path is None:
         return []
     model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
     names, jm = model_joints(cfg)
-    out = _kinematics(cfg, model, names, jm)
+    out = _kinematics(cfg, model, names, jm) + _soles(cfg, model, names, jm)
     out += _damping(model, names)
     out += _soft_feet(cfg, model)
     out += _torques(cfg, mujoco.MjSpec.from_file(str(path)), names, jm)
@@ -77,13 +78,46 @@ def _kinematics(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]
             "from the model, or every stand and step lands elsewhere than planned"]
 
 
+def _soles(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]:
+    """A humanoid's soles where its leg kinematics put them (in the torso
+    frame), over poses of the legs inside the joint limits."""
+    if not isinstance(cfg.geometry, HumanoidGeometry):
+        return []
+    kin = HumanoidLegKinematics(cfg.geometry)
+    data = mujoco.MjData(model)
+    qadr = np.array([model.jnt_qposadr[model.joint(n).id] for n in names])
+    legs = np.asarray(cfg.leg_indices)
+    rng = np.random.default_rng(0)
+    worst, at, side_at = 0.0, np.zeros(0), ""
+    for _ in range(POSES):
+        q = np.zeros(cfg.num_joints)
+        q[legs] = rng.uniform(cfg.q_min[legs], cfg.q_max[legs])
+        data.qpos[:] = model.qpos0
+        data.qpos[0:7] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+        data.qpos[qadr] = jm.positions_to_wire(q)
+        mujoco.mj_kinematics(model, data)
+        for i, side in enumerate(LEG_SIDES):
+            error = float(np.linalg.norm(data.site(f"{side}_sole").xpos
+                                         - kin.forward(q[legs][6 * i:6 * i + 6], side).position))
+            if error > worst:
+                worst, at, side_at = error, q[legs][6 * i:6 * i + 6], side
+    if worst <= FEET_TOLERANCE:
+        return []
+    pose = ", ".join(f"{v:+.2f}" for v in at)
+    return [f"sim.mjcf: the model's {side_at} sole is {1000 * worst:.0f} mm from where the config puts it "
+            f"(the {side_at} leg at [{pose}] rad, hip yaw to ankle roll): the controller's geometry "
+            "(hip_offset, thigh, shank, ankle_height, hip_yaw_axis) or joint_map (direction, offset per "
+            "joint) is not this model's; move each joint of the model by +0.3 rad and compare the foot's "
+            "motion with the controller's convention (docs/NEW_ROBOT.md \"A new humanoid\")"]
+
+
 def _damping(model: Any, names: list[str]) -> list[str]:
     damped = [(n, float(model.dof_damping[model.jnt_dofadr[model.joint(n).id]])) for n in names]
     damped = [(n, d) for n, d in damped if d > DAMPING_WARN]
     if not damped:
         return []
     worst = max(d for _, d in damped)
-    return [f"sim.mjcf: {len(damped)} leg joints carry damping (up to {worst:g} N m s/rad, "
+    return [f"sim.mjcf: {len(damped)} joints carry damping (up to {worst:g} N m s/rad, "
             f"{damped[0][0]} ...): the simulator's motors run the driver's law on top of it, and the "
             "controller adds it back as feed-forward (joint_damping: the model's unless written; without "
             "it a maker's 2 N m s/rad cost a trot 40 % of its speed). Where the model's damping stands in "
