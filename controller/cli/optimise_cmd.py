@@ -46,8 +46,11 @@ the config's `scripts.trajectories`, its mode-16 gaits and
 mirror images) and the roll-over, one after the other, into the directory
 -o names, and writes NAME_optimised.yaml beside the config: it extends the
 config with the `scripts` section that plays them (run the robot with it).
-Some 30-60 minutes on two cores; the two-leg stand (64) is not among them
-(it needs the config's `mass_model` and `two_leg` sections)."""
+Measured on Go1 on two cores at --generations 20: 5-8 minutes a jump (45
+for the six), and the roll-over, which rolls out each candidate from the back
+and both sides, 3 minutes a generation (an hour or more: use --ray on a
+cluster). The two-leg stand (64) is not among them (it needs the config's
+`mass_model` and `two_leg` sections)."""
 
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
@@ -155,6 +158,8 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
     `scripts` section plays them."""
     import os
 
+    from controller.sim.motion_optimiser import mirror_pairs
+
     if args.start is not None or args.mirror is not None:
         print("motionctl: optimise all: --start and --mirror are for one motion", file=sys.stderr)
         return EXIT_ERROR
@@ -196,32 +201,10 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
-def mirror_pairs(cfg: Config) -> tuple[list[tuple[str, str]], list[str]]:
-    """The config's scripts.mirror pairs and negated joints, or, without
-    them, the quadruped's own: each joint of a right leg (R as the name's
-    second letter, FR, RR) with the same joint of its left twin, the abad
-    joints negated (the controller's convention: a leg's abad turns the
-    other way on the other side)."""
-    sc = cfg.scripts
-    if sc is not None and sc.mirror_pairs:
-        return list(sc.mirror_pairs), sorted(sc.mirror_negate)
-    pairs, negate = [], []
-    for leg in cfg.legs:
-        if len(leg) == 2 and leg[1] == "R" and f"{leg[0]}L" in cfg.legs:
-            for name in cfg.joint_names:
-                if name.startswith(f"{leg}_"):
-                    joint = name.split("_", 1)[1]
-                    pairs.append((name, f"{leg[0]}L_{joint}"))
-                    if joint == "abad":
-                        negate += [name, f"{leg[0]}L_{joint}"]
-    return pairs, negate
-
-
 def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mirror_path: Path | None,
             pairs: tuple[list[tuple[str, str]], list[str]] | None = None) -> int:
     """Optimise one motion into `output` (and its mirror image into
     `mirror_path`, by `pairs` or the config's scripts.mirror)."""
-    from controller.motion.trajectory import mirror_map, mirrored
     from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
     from controller.sim.workers import WorkersError
     from controller.sim.world import on_top
@@ -286,12 +269,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
         print(f"motionctl: optimise: {result.lost} candidates were lost with their workers (costed "
               f"as failures)", file=sys.stderr)
     if mirror_path is not None:
-        meta_m = {"mirrored_from": output.name}
-        if pairs is None:
-            image = mirror(traj, cfg, mirror_path.stem, meta_m)
-        else:
-            swap, sign = mirror_map(cfg.joint_names, tuple(pairs[0]), frozenset(pairs[1]))
-            image = mirrored(traj, mirror_path.stem, swap, sign, meta_m)
+        image = mirror(traj, cfg, mirror_path.stem, {"mirrored_from": output.name}, pairs)
         mirror_path.write_text(image.to_yaml(
             cfg.tick_hz, cfg.joint_names, header + f"\nMirrored left-right from {output.name}."))
         print(f"wrote {mirror_path}")

@@ -292,14 +292,34 @@ def _build_roll(cfg: Config, x: Sequence[float] | np.ndarray, name: str) -> Traj
     return Trajectory(name, tuple(phases))
 
 
-def mirror(traj: Trajectory, cfg: Config, name: str, meta: dict[str, Any] | None = None) -> Trajectory:
-    """The left-right mirror image (a right turn from a left one), by the
-    config's mirror pairs (scripts.mirror): FR<->FL, RR<->RL, abad negated."""
-    sc = cfg.scripts
-    if sc is None or not sc.mirror_pairs:
-        raise ValueError(f"{cfg.path}: no scripts.mirror pairs to mirror a trajectory with")
-    swap, sign = mirror_map(cfg.joint_names, sc.mirror_pairs, sc.mirror_negate)
+def mirror(traj: Trajectory, cfg: Config, name: str, meta: dict[str, Any] | None = None,
+           pairs: tuple[list[tuple[str, str]], list[str]] | None = None) -> Trajectory:
+    """The left-right mirror image (a right turn from a left one), by
+    `pairs` or mirror_pairs(cfg): FR<->FL, RR<->RL, abad negated."""
+    pairs = mirror_pairs(cfg) if pairs is None else pairs
+    swap, sign = mirror_map(cfg.joint_names, tuple(pairs[0]), frozenset(pairs[1]))
     return mirrored(traj, name, swap, sign, meta)
+
+
+def mirror_pairs(cfg: Config) -> tuple[list[tuple[str, str]], list[str]]:
+    """The config's scripts.mirror pairs and negated joints, or, without
+    them, the quadruped's own: each joint of a right leg (R as the name's
+    second letter, FR, RR) with the same joint of its left twin, the abad
+    joints negated (the controller's convention: a leg's abad turns the
+    other way on the other side)."""
+    sc = cfg.scripts
+    if sc is not None and sc.mirror_pairs:
+        return list(sc.mirror_pairs), sorted(sc.mirror_negate)
+    pairs, negate = [], []
+    for leg in cfg.legs:
+        if len(leg) == 2 and leg[1] == "R" and f"{leg[0]}L" in cfg.legs:
+            for name in cfg.joint_names:
+                if name.startswith(f"{leg}_"):
+                    joint = name.split("_", 1)[1]
+                    pairs.append((name, f"{leg[0]}L_{joint}"))
+                    if joint == "abad":
+                        negate += [name, f"{leg[0]}L_{joint}"]
+    return pairs, negate
 
 
 @dataclass
