@@ -99,8 +99,7 @@ def test_op3_stands_up_and_walks_forward_in_physics() -> None:
     speed = (tr.position[-1][0] - tr.position[start][0]) / (tr.t[-1] - tr.t[start])
     assert 0.07 < speed < 0.13, speed
     assert np.abs(np.array(tr.rpy[start:])[:, :2]).max() < 0.15
-    # Nothing but the feet touches; both feet are off the floor for a few
-    # ms at some steps' weight transfer (4.8 % of this run's ticks).
-    touching = [c for c in tr.contacts[start:] if c]
-    assert all(c <= soles for c in touching), [sorted(c) for c in touching if not c <= soles][:5]
-    assert len(touching) > 0.9 * len(tr.contacts[start:])
+    # A foot is always down, and nothing but the feet touches (at 3 steps a
+    # second both feet left the floor for a few ms at 4.8 % of the ticks).
+    bad = [sorted(c) for c in tr.contacts[start:] if not c or not c <= soles]
+    assert not bad, bad[:5]
