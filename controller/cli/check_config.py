@@ -187,9 +187,8 @@ def inconsistencies(cfg: Config) -> list[str]:
     figures; controller/cli/config_checks.py), and the placeholders
     `motionctl new-robot` left to fill in."""
     try:
-        if cfg.kind != "quadruped":
-            return placeholders(cfg.path) + own_model_findings(cfg)
-        return quadruped_findings(cfg) + own_model_findings(cfg)
+        kind = quadruped_findings(cfg) if cfg.kind == "quadruped" else placeholders(cfg.path)
+        return kind + own_model_findings(cfg)
     except Exception as exc:  # noqa: BLE001 - a checker bug is a warning, not a traceback
         return [f"the consistency checks crashed ({type(exc).__name__}: {exc}); this is a bug in motiond, "
                 "please report it"]

@@ -204,7 +204,7 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
 def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mirror_path: Path | None,
             pairs: tuple[list[tuple[str, str]], list[str]] | None = None) -> int:
     """Optimise one motion into `output` (and its mirror image into
-    `mirror_path`, by `pairs` or the config's scripts.mirror)."""
+    `mirror_path`, by `pairs` or motion_optimiser.mirror_pairs)."""
     from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
     from controller.sim.workers import WorkersError
     from controller.sim.world import on_top

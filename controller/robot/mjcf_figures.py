@@ -124,3 +124,19 @@ def end_geom(model: mujoco.MjModel, data: mujoco.MjData, joint: int) -> int | No
         return None
     anchor = data.xanchor[joint]
     return max(candidates, key=lambda g: float(np.linalg.norm(data.geom_xpos[g] - anchor)))
+
+
+def reach_below(model: mujoco.MjModel, data: mujoco.MjData, g: int) -> float:
+    """How far geom g reaches below its centre in `data`'s pose (m): a
+    sphere its radius, a capsule its radius and half its tilted length, any
+    other shape its box's half-sizes projected on the vertical."""
+    import mujoco
+
+    size = model.geom_size[g]
+    kind = model.geom_type[g]
+    if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+        return float(size[0])
+    rot = data.geom_xmat[g].reshape(3, 3)
+    if kind == mujoco.mjtGeom.mjGEOM_CAPSULE:
+        return float(size[0] + abs(rot[2, 2]) * size[1])
+    return float(np.abs(rot[2]) @ size[:3])

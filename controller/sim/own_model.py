@@ -39,7 +39,7 @@ import numpy as np
 
 from controller.robot.config import Config, ConfigError
 from controller.robot.config.joint_map import JointMap
-from controller.robot.mjcf_figures import end_geom
+from controller.robot.mjcf_figures import end_geom, reach_below
 from controller.sim.model import TIMESTEP
 
 
@@ -212,7 +212,7 @@ def _soles(spec: Any, cfg: Config, names: list[str], jm: JointMap, feet: dict[st
         pitch, roll = (model.joint(names[order.index(j)]).id for j in leg[4:6])
         ankle = _axes_meet(data.xanchor[pitch], data.xaxis[pitch], data.xanchor[roll], data.xaxis[roll])
         body = model.body(geom.parent.name).id
-        bottom = min(_lowest(model, data, g) for g in range(model.ngeom)
+        bottom = min(float(data.geom_xpos[g][2]) - reach_below(model, data, g) for g in range(model.ngeom)
                      if int(model.geom_bodyid[g]) == body and (model.geom_contype[g] or model.geom_conaffinity[g]))
         sole = np.array([ankle[0], ankle[1], bottom])
         soles[side] = data.xmat[body].reshape(3, 3).T @ (sole - data.xpos[body])
@@ -226,15 +226,6 @@ def _axes_meet(p: np.ndarray, u: np.ndarray, q: np.ndarray, v: np.ndarray) -> np
     s = (b * float(v @ w) - float(u @ w)) / (1.0 - b * b)
     t = (float(v @ w) - b * float(u @ w)) / (1.0 - b * b)
     return (p + s * u + q + t * v) / 2.0
-
-
-def _lowest(model: mujoco.MjModel, data: mujoco.MjData, g: int) -> float:
-    """The lowest world z of geom g: a box's corners, else its centre less
-    its bounding radius."""
-    if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
-        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * model.geom_size[g]
-        return float((data.geom_xpos[g][None, :] + corners @ data.geom_xmat[g].reshape(3, 3).T)[:, 2].min())
-    return float(data.geom_xpos[g][2] - model.geom_rbound[g])
 
 
 def _end_geoms(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from controller import msgs
 from controller.robot.angles import quat_rpy, rpy_quat
 from controller.robot.config import Config
 from controller.robot.mass_properties import load_figures
+from controller.robot.mjcf_figures import reach_below
 from controller.robot.motors import envelope
 from controller.sim.actuators import Actuators, MotorFigures
 from controller.sim.bridge import WireBridge
@@ -162,7 +163,7 @@ class PhysicsRobot:
         d.qpos[self.qadr] = self.model_map.positions_to_wire(q)
         mujoco.mj_kinematics(self.model, d)
         m = self.model                  # drawn-only geoms (no contact bits) are never the lowest point
-        lowest = min(float(d.geom_xpos[g][2] - self._extent(g)) for g in range(m.ngeom)
+        lowest = min(float(d.geom_xpos[g][2] - reach_below(m, d, g)) for g in range(m.ngeom)
                      if not self.is_ground[g] and (m.geom_contype[g] or m.geom_conaffinity[g]))
         d.qpos[2] -= lowest - DROP_MARGIN - self.world.start_height
         d.qvel[:] = 0.0
@@ -184,19 +185,6 @@ class PhysicsRobot:
         ground = self.is_ground[pairs].any(axis=1) & ~self.is_ground[pairs].all(axis=1)
         dist = d.contact.dist[:d.ncon][ground]
         return float(min(0.0, dist.min())) if len(dist) else 0.0
-
-    def _extent(self, g: int) -> float:
-        """How far geom g reaches below its centre (upright base)."""
-        m = self.model
-        size = m.geom_size[g]
-        kind = m.geom_type[g]
-        if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
-            return float(size[0])
-        if kind == mujoco.mjtGeom.mjGEOM_CAPSULE:
-            axis = self.data.geom_xmat[g].reshape(3, 3)[:, 2]
-            return float(size[0] + abs(axis[2]) * size[1])
-        rot = self.data.geom_xmat[g].reshape(3, 3)
-        return float(np.abs(rot[2]) @ size[:3])
 
     @property
     def q(self) -> np.ndarray:
