@@ -136,3 +136,21 @@ def test_a_makers_model_without_its_meshes_is_drawn_by_its_collision_shapes_or_i
     assert list(cd2.geomgroup) == list(default.geomgroup) and not cd2.flags[inertia]
     assert go1.geomgroup[3] == 1 and not go1.flags[inertia]
     assert barkour.flags[inertia] == 1
+
+
+def test_a_robot_on_its_own_mjcf_renders_without_mujoco_gl_set(tmp_path: Path) -> None:
+    """Loading a config that names its own MJCF imports MuJoCo (the foot
+    sink is measured on the model); render must pick EGL before that, or
+    MuJoCo starts without a GL backend and no frame is drawn (Barkour vB
+    and Go1 failed so unless MUJOCO_GL was set by hand)."""
+    import os
+
+    base = tmp_path / "go1"
+    record(base, str(ROOT / "config" / "go1.yaml"))
+    env = {k: v for k, v in os.environ.items() if k != "MUJOCO_GL"}
+    proc = subprocess.run([sys.executable, "-m", "controller.cli.motionctl", "--config", "config/go1.yaml",
+                           "render", str(base), "-o", str(tmp_path / "go1.gif"), "--fps", "2",
+                           "--size", "160x120"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 frames, 2.0 s" in proc.stdout

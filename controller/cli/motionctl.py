@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in WIRE_COMMANDS:   # talk only: the config's wire part is enough
             cfg: Any = with_namespace(load_wire(args.config), args.namespace)
         else:
+            if args.command == "render":
+                # It picks MuJoCo's GL backend (EGL) before MuJoCo is first
+                # imported, which loading a config with its own MJCF does.
+                import controller.service.render  # noqa: F401
             from controller.robot.config import load_config
             cfg = with_namespace(load_config(args.config), args.namespace)
         with _sigterm_as_interrupt():
