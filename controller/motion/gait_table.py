@@ -15,6 +15,7 @@ of 30 ms is 15 ticks at 500 Hz.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -65,6 +66,7 @@ class GaitDefinition:
 
     def __post_init__(self) -> None:
         start, length = _runs(self.contact)
+        start.flags.writeable = length.flags.writeable = False
         object.__setattr__(self, "run_start", start)
         object.__setattr__(self, "run_length", length)
 
@@ -211,9 +213,21 @@ def _contact(f: _File, legs: int) -> np.ndarray:
 
 
 def load_gait(path: Path, legs: int) -> GaitDefinition:
+    """One gait definition file. A file read before with the same text gives
+    the same definition (its arrays are read-only): a test session builds
+    hundreds of controllers from the same gaits."""
     try:
-        data = parse_yaml(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text()
+    except OSError as exc:
+        raise GaitError(f"{path}: cannot read: {exc}") from exc
+    return _gait(text, path, legs)
+
+
+@functools.lru_cache(maxsize=256)
+def _gait(text: str, path: Path, legs: int) -> GaitDefinition:
+    try:
+        data = parse_yaml(text)
+    except yaml.YAMLError as exc:
         raise GaitError(f"{path}: cannot read: {exc}") from exc
     if not isinstance(data, dict):
         raise GaitError(f"{path}: expected a mapping")
@@ -241,6 +255,8 @@ def load_gait(path: Path, legs: int) -> GaitDefinition:
     auto = f.get("auto", [])
     if not isinstance(auto, list) or not all(isinstance(a, int) for a in auto):
         raise f.fail("auto", "expected a list of gait ids")
+    for array in (contact, wmin, wmax):
+        array.flags.writeable = False
     return GaitDefinition(
         id=gait_id, name=str(name), contact=contact, window_min=wmin, window_max=wmax,
         accel=accel,

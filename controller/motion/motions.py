@@ -18,6 +18,7 @@ from pathlib import Path
 from controller.motion.steps import StepContext, StepError, check_schedule, read_steps
 from controller.motion.usergait import usergait_step
 from controller.protocol.block import ALL_LEGS, Block
+from controller.robot.config.documents import parse_toml
 
 MAX_INCLUDE_DEPTH = 4
 SIT_DOWN_IDS = (3, 8, 9, 10)                   # SPEC §4.1 step 2
@@ -144,7 +145,7 @@ class _Reader:
     def read(self, path: Path, depth: int = 0) -> list[Block]:
         name = str(path)
         try:
-            document = tomllib.loads(path.read_text())
+            document = parse_toml(path.read_text())
         except OSError as exc:
             raise StepError(name, None, None, f"cannot read: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:

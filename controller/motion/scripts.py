@@ -43,6 +43,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import yaml
 
+from controller.robot.config.documents import parse_yaml_nodes
 from controller.robot.native import CUBIC, LINEAR, QUINTIC
 
 PROFILES = ("linear", "cubic", "quintic")
@@ -225,10 +226,8 @@ def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ScriptError(path, f"cannot read: {reason}") from exc
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        data, node = parse_yaml_nodes(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -237,8 +236,6 @@ def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
         raise ScriptError(path, f"not valid YAML{col}: {problem}", line=line) from exc
     except yaml.YAMLError as exc:
         raise ScriptError(path, f"not valid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
     return data, node
 
 

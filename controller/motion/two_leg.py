@@ -18,6 +18,7 @@ legs' kinematics from the measured joints), never from a simulator.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -59,6 +60,33 @@ def lqr_gain(A: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray, dt: flo
             BtP = Bd.T @ h
             return np.linalg.solve(R + BtP @ Bd, BtP @ Ad)
     raise ValueError("the Riccati equation has no stabilising solution: is the model controllable?")
+
+
+def _sagittal_a(m: float, iyy: float) -> np.ndarray:
+    """A of the sagittal model x' = A x + B Fx, x = (x, pitch, x', pitch')."""
+    A = np.zeros((4, 4))
+    A[0, 2] = A[1, 3] = 1.0
+    A[3, 0] = m * -GRAVITY[2] / iyy
+    return A
+
+
+def _sagittal_b(m: float, iyy: float, h: float) -> np.ndarray:
+    """B of the sagittal model, as a vector, for a centre of mass h above the feet."""
+    return np.array([0.0, 0.0, 1.0 / m, -h / iyy])
+
+
+@functools.lru_cache(maxsize=32)
+def _gain_table(m: float, iyy: float, dt: float, q_x: float, q_pitch: float, q_vx: float,
+                q_pitch_rate: float, r_force: float, heights: tuple[float, ...]) -> np.ndarray:
+    """The LQR rows of the sagittal model x' = A x + B Fx, x = (x, pitch, x',
+    pitch'), for each centre-of-mass height; the same figures give the same
+    (read-only) table, solved once."""
+    Q = np.diag([1 / q_x ** 2, 1 / q_pitch ** 2, 1 / q_vx ** 2, 1 / q_pitch_rate ** 2])
+    R = np.array([[1 / r_force ** 2]])
+    table = np.array([lqr_gain(_sagittal_a(m, iyy), _sagittal_b(m, iyy, h)[:, None], Q, R, dt)[0]
+                      for h in heights])
+    table.flags.writeable = False
+    return table
 
 
 @dataclass(frozen=True)
@@ -142,7 +170,8 @@ class TwoLegBalance:
         self.heights = np.linspace(0.12, 0.5, 20)
         self.iyy = float(inertia[1])
         self.alpha = dt / (dt + gains.velocity_filter_s)
-        self.table = np.array([self._gain(h, self.iyy, dt) for h in self.heights])
+        self.table = _gain_table(self.m, self.iyy, dt, gains.q_x, gains.q_pitch, gains.q_vx,
+                                 gains.q_pitch_rate, gains.r_force, tuple(self.heights))
         self.fx = 0.0         # N: the last sagittal force asked for
         self.forces = np.zeros((4, 3))          # world frame, the ground on each foot
         self.tau = np.zeros(12)
@@ -151,24 +180,6 @@ class TwoLegBalance:
         self.vx = self.vz = self.vy = 0.0
         self.pitch = self.roll = self.yaw = 0.0
         self.rates = np.zeros(3)
-
-    def _model(self, h: float) -> np.ndarray:
-        """A of the sagittal model x' = A x + B Fx, x = (x, pitch, x', pitch')."""
-        A = np.zeros((4, 4))
-        A[0, 2] = A[1, 3] = 1.0
-        A[3, 0] = self.m * -GRAVITY[2] / self.iyy
-        return A
-
-    def _input(self, h: float) -> np.ndarray:
-        """B of the sagittal model, as a vector."""
-        return np.array([0.0, 0.0, 1.0 / self.m, -h / self.iyy])
-
-    def _gain(self, h: float, iyy: float, dt: float) -> np.ndarray:
-        A, B = self._model(h), self._input(h)[:, None]
-        w = self.g
-        Q = np.diag([1 / w.q_x ** 2, 1 / w.q_pitch ** 2, 1 / w.q_vx ** 2, 1 / w.q_pitch_rate ** 2])
-        R = np.array([[1 / w.r_force ** 2]])
-        return lqr_gain(A, B, Q, R, dt)[0]
 
     def gain(self, h: float) -> np.ndarray:
         """The LQR row for a centre of mass h above the feet (interpolated)."""
@@ -251,7 +262,8 @@ class TwoLegBalance:
         if g.latency_s > 0.0:
             # Where the state will be when this force acts: the model's
             # x' = A x + B u over latency_s, u the last force.
-            state = state + g.latency_s * (self._model(self.h) @ state + self._input(self.h) * self.fx)
+            state = state + g.latency_s * (_sagittal_a(self.m, self.iyy) @ state
+                                           + _sagittal_b(self.m, self.iyy, self.h) * self.fx)
         fx = -float(k @ state)
         self.fx = fx
         fz = m * (grav + height.acc + g.height_kp * (height.value - self.h)

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-# libyaml's loader when the wheel has it (several times faster), else PyYAML's own.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from controller.robot.config.documents import parse_yaml
 
 # numpy is imported where a vector is made: motionctl's talking commands
 # read the config without it.
@@ -68,16 +67,6 @@ class Reader:
                 raise self.fail(key, f"expected finite numbers, got {x!r}")
         import numpy as np
         return np.array(value, dtype=float)
-
-
-def parse_yaml(text: str) -> Any:
-    """What yaml.safe_load does, with libyaml's parser when there is one
-    (raises yaml.YAMLError the same way)."""
-    loader = SAFE_LOADER(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
 
 
 def load_yaml(path: Path) -> Any:
