@@ -116,7 +116,7 @@ class Rig:
         if self.robot is not None and self.feed_joint_state:
             # The sim's sensors (joint_state, and the physics body's imu), as
             # the runtime feeds them; sim_state is ground truth, never fed.
-            sensors = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000)
+            sensors = [(self.ch[key], data) for key, data in self.robot.messages(self.now_ns // 1000, truth=False)
                        if key in SENSORS and (self.feed_imu or key != "imu")]
             inbox[:0] = sensors
         tick = self.ctl.tick

@@ -111,7 +111,7 @@ class InProcessBridge:
     def __init__(self, cfg: Config, name: str) -> None:
         self.bridge, self.link = make_bridge(cfg, name)
 
-    def messages(self, utime: int) -> list[tuple[str, bytes]]:
+    def messages(self, utime: int, truth: bool = True) -> list[tuple[str, bytes]]:
         now_ns = time.monotonic_ns()
         self.link.take(now_ns)
         out = self.bridge.tick(now_ns, utime)

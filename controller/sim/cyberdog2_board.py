@@ -60,7 +60,8 @@ class BoardEmulator:
         since the last: the firmware's tick, the body's, then what the board
         publishes as (port: "robot" or "estimator", channel, bytes)."""
         utime = now_ns // 1000
-        inbox = [(self.ch[key], data) for key, data in self.robot.messages(utime) if key in SENSORS]
+        inbox = [(self.ch[key], data) for key, data in self.robot.messages(utime, truth=False)
+                 if key in SENSORS]
         if not self.deaf:
             for channel, data in packets:
                 if channel == "motor_ctrl":

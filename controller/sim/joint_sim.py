@@ -109,7 +109,7 @@ class SimRobot:
     def joint_state(self, utime: int) -> bytes:
         return self.bridge.joint_state(utime, self.q, self.qd, self.tau, self.battery_voltage)
 
-    def messages(self, utime: int) -> list[tuple[str, bytes]]:
+    def messages(self, utime: int, truth: bool = True) -> list[tuple[str, bytes]]:
         """What the sim publishes before a tick, by channel key: joint angles
         only (no body, so no IMU and no ground truth)."""
         return [("joint_state", self.joint_state(utime))]

@@ -318,10 +318,12 @@ class PhysicsRobot:
         msg.num_contacts = len(msg.contacts)
         return msg.encode()
 
-    def messages(self, utime: int) -> list[tuple[str, bytes]]:
-        """What the simulator publishes before a tick, by channel key."""
-        return [("joint_state", self.joint_state(utime)), ("imu", self.imu(utime)),
-                ("sim_state", self.sim_state(utime))]
+    def messages(self, utime: int, truth: bool = True) -> list[tuple[str, bytes]]:
+        """What the simulator publishes before a tick, by channel key;
+        `truth` False: the sensors only, for a caller that never reads the
+        ground truth (the in-process runs skip encoding it every tick)."""
+        sensors = [("joint_state", self.joint_state(utime)), ("imu", self.imu(utime))]
+        return sensors + [("sim_state", self.sim_state(utime))] if truth else sensors
 
     def truth(self) -> Truth:
         d = self.data

@@ -156,7 +156,7 @@ class Trial:
         self.pending.append((self.ch["script_request"], msg.encode()))
 
     def tick(self, heartbeat: bool = True) -> None:
-        published = self.robot.messages(self.now_ns // 1000)
+        published = self.robot.messages(self.now_ns // 1000, truth=self.recorder is not None)
         inbox = [(self.ch[key], data) for key, data in published if key in SENSORS]
         if self.pending:
             inbox += self.pending
