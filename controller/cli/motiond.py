@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # Closed-loop mode 11 solves its MPC in a worker process (started before
     # the real-time setup, so it does not inherit the tick's core; it gets a
-    # priority one below the tick's after it).
-    planner = ProcessPlanner(cfg.balance, len(cfg.legs)) if cfg.balance is not None else None
+    # priority one below the tick's after it). It imports while the
+    # controller and the simulator are built; its readiness is awaited below.
+    planner = ProcessPlanner(cfg.balance, len(cfg.legs), wait=False) if cfg.balance is not None else None
     ctl = Controller(cfg, epoch_offset_ns=epoch_offset_ns(), planner=planner)
     if args.world is not None and args.sim is None:
         log.error("world_without_sim", error="--world is a world for the simulated robot: add --sim")
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     log.info("start", version=__version__, config=str(cfg.path), robot=cfg.robot,
              sim=sim_kind, bridge=args.bridge, tick_hz=cfg.tick_hz, namespace=cfg.lcm.namespace or None,
              urls={name: cfg.lcm.url(name) for name in cfg.lcm.ports})
+    if planner is not None:
+        planner.wait_ready()
     # After everything is built, so the locked memory holds the whole heap.
     applied, refused = realtime.setup(cfg.realtime)
     if refused:

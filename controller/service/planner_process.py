@@ -62,7 +62,10 @@ def _serve(config: BalanceConfig, legs: int, conn: Connection) -> None:
 
 
 class ProcessPlanner:
-    def __init__(self, config: BalanceConfig, legs: int) -> None:
+    def __init__(self, config: BalanceConfig, legs: int, wait: bool = True) -> None:
+        """Start the worker; `wait` False: return at once, and the caller
+        calls wait_ready() before it raises priorities (the daemon builds the
+        controller and the simulator while the worker imports)."""
         self.mpc = ConvexMpc(config, legs)      # the layout; the worker solves with its own
         self.queue = PlanQueue(self.mpc.layout.plan_size, config.latency_ticks)
         self.stats = self.queue.stats
@@ -78,8 +81,17 @@ class ProcessPlanner:
         self._poller = select.poll()            # kept: a poll a tick, without building one each time
         self._poller.register(self._conn.fileno(), select.POLLIN)
         self.alive = True
-        # Its imports run now, at the normal priority, not after set_priority
-        # has raised it above other real-time work (`motionctl record`).
+        self._ready = False
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Until the worker's imports are done: they run at the normal
+        priority, not after set_priority has raised it above other real-time
+        work (`motionctl record`)."""
+        if self._ready:
+            return
+        self._ready = True
         try:
             ready = self._conn.poll(READY_WAIT_S) and self._conn.recv_bytes() == READY
         except (EOFError, OSError):
