@@ -40,6 +40,7 @@ from controller.robot.config import Config, load_config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
+from controller.sim.limbs import lower_leg_geoms
 from controller.sim.physics import PhysicsRobot
 from controller.sim.workers import Lost, Workers, local_cores
 from controller.sim.world import World
@@ -332,7 +333,8 @@ class Outcome:
     end_tilt: float = 0.0
     max_tilt: float = 0.0
     end_height: float = 0.0
-    trunk_contact_s: float = 0.0
+    trunk_contact_s: float = 0.0   # s on the ground by anything but a foot or a lower leg
+    shank_contact_s: float = 0.0   # s with a lower leg (a calf) on the ground
     airborne_s: float = 0.0
     end_on_feet: bool = False
     saturation: float = 0.0
@@ -343,7 +345,7 @@ class Outcome:
 
     def as_dict(self) -> dict[str, float]:
         keys = ("travel", "lateral", "yaw", "rise", "end_tilt", "max_tilt", "end_height",
-                "trunk_contact_s", "airborne_s", "saturation", "up")
+                "trunk_contact_s", "shank_contact_s", "airborne_s", "saturation", "up")
         out = {k: round(float(getattr(self, k)), 4) for k in keys}
         out["end_on_feet"] = int(self.end_on_feet)
         return out
@@ -376,6 +378,10 @@ class Rollout:
         self.state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_PHYSICS))
         mujoco.mj_getState(m, self.robot.data, self.state, mujoco.mjtState.mjSTATE_PHYSICS)
         self.feet = {m.geom(g).id for g in range(m.ngeom) if m.geom(g).name.endswith("_foot")}
+        # What may touch besides the feet, as the scorecard judges it: the
+        # lower legs (a maker's calf on soft feet touches on every landing).
+        self.lower = lower_leg_geoms(m, cfg, list(self.robot.model_map.order), self.feet)
+        self.allowed = self.feet | self.lower
         self.ground = self.robot.is_ground
         self.trunk = m.body("trunk").id
 
@@ -412,8 +418,10 @@ class Rollout:
             touching = self._touching()
             if not touching:
                 out.airborne_s += cfg.dt
-            if touching - self.feet:
+            if touching - self.allowed:
                 out.trunk_contact_s += cfg.dt
+            if touching & self.lower:
+                out.shank_contact_s += cfg.dt
             up = float(d.xmat[self.trunk][8])       # the trunk's z axis, world z component
             out.best_up = max(out.best_up, up)
             if tilt > self.fall_tilt:
@@ -430,7 +438,7 @@ class Rollout:
         out.end_height = float(d.qpos[2])
         out.up = float(d.xmat[self.trunk][8])
         touching = self._touching()
-        out.end_on_feet = touching == self.feet
+        out.end_on_feet = bool(touching) and touching <= self.allowed and self.feet <= touching
         out.saturation = saturated / max(1, total)
         return out
 
@@ -473,10 +481,13 @@ def cost(goal: Goal, o: Outcome, stand_height: float, stair: bool = False) -> fl
             j += _outside(o.travel - (low + high) / 2, (high - low) / 2)
         else:
             j += ((o.travel - goal.travel) / 0.05) ** 2 + _outside(o.travel - goal.travel, TRAVEL_BAND)
-    # Any touch of the ground but by a foot costs as much as missing the goal
-    # by its tolerance several times over (the scorecard allows none): a brief
-    # knee or thigh strike on landing must not buy a closer goal.
+    # Any touch of the ground but by a foot or a lower leg costs as much as
+    # missing the goal by its tolerance several times over (the scorecard
+    # allows none): a brief knee or thigh strike on landing must not buy a
+    # closer goal. A calf on the ground is allowed, as the scorecard allows it
+    # (it reports it apart), but a clean landing is preferred.
     j += (20.0 if o.trunk_contact_s > 0 else 0.0) + 1000.0 * o.trunk_contact_s
+    j += 10.0 * o.shank_contact_s
     j += (0.0 if o.end_on_feet else 20.0) + (100.0 if o.fell else 0.0)
     j += (o.end_tilt / 0.1) ** 2 + (max(0.0, o.max_tilt - 0.4) / 0.1) ** 2
     j += ((o.end_height - stand_height) / 0.03) ** 2

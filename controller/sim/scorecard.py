@@ -34,7 +34,9 @@ from controller.robot.config.reader import load_yaml
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.mjcf_figures import subtree
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
+from controller.sim import limbs
 from controller.sim.faults import Fault
+from controller.sim.limbs import KNEE_GEOMS
 from controller.sim.mjcf import has_model
 from controller.sim.motion_path import commanded_path
 from controller.sim.own_model import model_joints
@@ -386,9 +388,6 @@ TURN_ALLOWANCE = (0.15, 0.2)   # rad + share of the steps' turn
 SCRIPT_REQUEST_ID = 19       # the request id of a row's `script:` step
 
 
-KNEE_GEOMS = ("_knee_pad", "_thigh", "_hip_cover")   # a quadruped's leg above the shank
-
-
 # A humanoid's legs below the hip: landing on them (knees bent) is the
 # protective posture working, not the impact.
 LOWER_LIMBS = ("_shank", "_thigh")
@@ -549,30 +548,19 @@ def crouch_height(cfg: Any) -> float:
 
 
 def lower_leg_geoms(trial: Trial) -> frozenset[str]:
-    """A quadruped's lower legs: the geoms on the bodies each leg's last
-    joint moves (a calf, a shin guard), but not its foot and not a knee
-    (KNEE_GEOMS); found from the model's tree, so a maker's unnamed calf
-    capsule is one. A lower leg on the ground is reported
-    (shank_contact_s), not a fall: a calf brushing the floor in a fast gait,
-    or resting on it when the maker's foot contact is soft. Empty for a
-    humanoid (its fall is judged by its own metrics) or without a model."""
+    """A quadruped's lower legs (controller/sim/limbs.py), by label: a lower
+    leg on the ground is reported (shank_contact_s), not a fall: a calf
+    brushing the floor in a fast gait, or resting on it when the maker's foot
+    contact is soft. Empty for a humanoid (its fall is judged by its own
+    metrics) or without a model."""
     robot, cfg = trial.robot, trial.cfg
     model = getattr(robot, "model", None)
-    if model is None or cfg.kind != "quadruped":
+    if model is None:
         return frozenset()
-    names, _ = model_joints(cfg)
-    order = list(robot.model_map.order)          # wire slot -> the controller's joint
-    moved: set[int] = set()
-    for leg in cfg.legs:
-        last = max(i for i, n in enumerate(cfg.joint_names) if n.startswith(f"{leg}_"))
-        moved.add(int(model.jnt_bodyid[model.joint(names[order.index(last)]).id]))
-    for b in range(model.nbody):
-        if int(model.body_parentid[b]) in moved:
-            moved.add(b)
     labels, feet = geom_labels(model), set(trial.feet)
-    return frozenset(labels[g] for g in range(model.ngeom)
-                     if int(model.geom_bodyid[g]) in moved and labels[g] not in feet
-                     and not labels[g].endswith(KNEE_GEOMS))
+    foot_ids = {g for g in range(model.ngeom) if labels[g] in feet}
+    return frozenset(labels[g] for g in limbs.lower_leg_geoms(model, cfg, list(robot.model_map.order),
+                                                             foot_ids))
 
 
 def humanoid_limbs(trial: Trial) -> tuple[frozenset[str], frozenset[str]]:
