@@ -381,15 +381,35 @@ def _op3_direction(joint: str, value: int) -> Callable[[Any], None]:
     return change
 
 
-def test_op3_on_its_makers_model_draws_only_the_damping_warning(tree: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_op3_on_its_makers_model_draws_the_damping_and_the_elbows_axes(tree: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """A humanoid's own MJCF is checked as a quadruped's: the soles where
     the leg kinematics put them over 200 poses (no warning: within 5 mm),
-    and what the model costs (OP3's 1.084 N m s/rad on every joint)."""
+    every joint's axis against the controller's convention (OP3's map
+    agrees with its axes; its elbows turn about x where the controller's
+    turn about y, which no direction can say), and what the model costs
+    (OP3's 1.084 N m s/rad on every joint)."""
     code, out = check(str(tree / "config" / "op3.yaml"), capsys=capsys)
     assert code == 0
     warnings = [line for line in out.splitlines() if "sim.mjcf:" in line]
-    assert len(warnings) == 1 and "20 joints carry damping (up to 1.084 N m s/rad" in warnings[0], out
+    assert len(warnings) == 2, out
+    assert "turns 2 joints about another axis than the controller's: r_elbow (+x, the controller's +y), " \
+        "l_elbow (+x, the controller's +y)" in warnings[0], out
+    assert "20 joints carry damping (up to 1.084 N m s/rad" in warnings[1], out
+
+
+@pytest.mark.parametrize(("joint", "value", "axis"), [("head_pitch", 1, "-y"), ("l_shoulder_pitch", -1, "+y"),
+                                                      ("r_knee", 1, "-y")])
+def test_a_humanoid_direction_the_models_axis_contradicts_is_named(
+        tree: Path, joint: str, value: int, axis: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The sole check sees the legs only; the axes check names any joint,
+    the head and arms too, with the direction its axis says."""
+    path = variant(tree, "op3.yaml", f"op3_axis_{joint}", _op3_direction(joint, value))
+    code, out = check(str(path), capsys=capsys)
+    assert code == 0
+    lines = [line for line in out.splitlines() if "disagrees with the model's joint axes" in line]
+    assert len(lines) == 1, out
+    assert f"on 1 joint: {joint} (the model's axis {axis}: direction {-value}, the config {value})" in lines[0], out
 
 
 @pytest.mark.parametrize(("joint", "value", "side"), [("r_knee", 1, "right"), ("l_hip_roll", 1, "left")])

@@ -6,6 +6,10 @@ that load but will cost the robot, each with what to do.
   and joint map put them, against the model's, over poses inside the joint
   limits (the test tests/test_physics_model.py holds the generated model to,
   on the user's robot);
+- a humanoid's joint axes: each joint of the model at the controller's
+  zero pose against the controller's convention (humanoid20's axes, the
+  same on both sides), so a joint_map direction the model contradicts is
+  named, arms and head too (the sole check sees the legs only);
 - joint damping in the model: a real motor's friction and damping are in
   its law already, and a maker's 2 N m s/rad cost a trot a quarter of its
   speed;
@@ -33,6 +37,14 @@ DAMPING_WARN = 0.1            # N m s/rad
 SOFT_TIMECONST = 0.02         # s: MuJoCo's default solref time constant
 SOFT_DMIN = 0.9               # MuJoCo's default solimp dmin
 TORQUE_TOLERANCE = 0.1        # share
+# The controller's humanoid convention (humanoid20's model: config/physics/
+# humanoid20.yaml, controller/sim/humanoid_model.py's LEG_AXES), the same on
+# both sides; the hip yaw's is the geometry's hip_yaw_axis when it has one.
+AXES = {"hip_yaw": (0.0, 0.0, 1.0), "hip_roll": (1.0, 0.0, 0.0), "hip_pitch": (0.0, 1.0, 0.0),
+        "knee": (0.0, 1.0, 0.0), "ankle_pitch": (0.0, 1.0, 0.0), "ankle_roll": (1.0, 0.0, 0.0),
+        "shoulder_pitch": (0.0, 1.0, 0.0), "shoulder_roll": (1.0, 0.0, 0.0), "elbow": (0.0, 1.0, 0.0),
+        "head_yaw": (0.0, 0.0, 1.0), "head_pitch": (0.0, 1.0, 0.0)}
+AXIS_ALONG = 0.9              # |cos|: an axis this close to the convention's is along it
 
 
 def own_model_findings(cfg: Config) -> list[str]:
@@ -43,7 +55,7 @@ def own_model_findings(cfg: Config) -> list[str]:
         return []
     model = mujoco.MjModel.from_xml_string(robot_mjcf(cfg))
     names, jm = model_joints(cfg)
-    out = _kinematics(cfg, model, names, jm) + _soles(cfg, model, names, jm)
+    out = _kinematics(cfg, model, names, jm) + _soles(cfg, model, names, jm) + _axes(cfg, model, names, jm)
     out += _damping(model, names)
     out += _soft_feet(cfg, model)
     out += _torques(cfg, mujoco.MjSpec.from_file(str(path)), names, jm)
@@ -109,6 +121,57 @@ def _soles(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]:
             "(hip_offset, thigh, shank, ankle_height, hip_yaw_axis) or joint_map (direction, offset per "
             "joint) is not this model's; move each joint of the model by +0.3 rad and compare the foot's "
             "motion with the controller's convention (docs/NEW_ROBOT.md \"A new humanoid\")"]
+
+
+def _axes(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]:
+    """A humanoid's joint axes at the controller's zero pose (the model's
+    joints at their offsets) against the controller's convention: the
+    direction each implies, where the axis lies along the convention's."""
+    if not isinstance(cfg.geometry, HumanoidGeometry):
+        return []
+    data = mujoco.MjData(model)
+    data.qpos[:] = model.qpos0
+    data.qpos[0:7] = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    qadr = np.array([model.jnt_qposadr[model.joint(n).id] for n in names])
+    data.qpos[qadr] = jm.positions_to_wire(np.zeros(cfg.num_joints))
+    mujoco.mj_kinematics(model, data)
+    order = list(jm.order)
+    wrong, across = [], []
+    for k, name in enumerate(cfg.joint_names):
+        side, base = ("right", name[2:]) if name.startswith("r_") else \
+            ("left", name[2:]) if name.startswith("l_") else ("", name)
+        want = cfg.geometry.hip_yaw_axis.get(side, AXES["hip_yaw"]) if base == "hip_yaw" else AXES.get(base)
+        if want is None:
+            continue
+        axis = data.xaxis[model.joint(names[order.index(k)]).id]
+        along = float(np.dot(axis, want) / np.linalg.norm(want))
+        if abs(along) < AXIS_ALONG:
+            across.append(f"{name} ({_axis_name(axis)}, the controller's {_axis_name(np.asarray(want))})")
+        elif np.sign(along) != np.sign(jm.direction[k]):
+            wrong.append(f"{name} (the model's axis {_axis_name(axis)}: direction {int(np.sign(along))}, "
+                         f"the config {jm.direction[k]:g})")
+    out = []
+    if wrong:
+        out.append(f"sim.mjcf: joint_map.direction disagrees with the model's joint axes on {_joints(len(wrong))}: {', '.join(wrong)}; at the controller's zero pose the model turns them the "
+                   "other way from the controller's convention (hip yaw, head yaw about z; rolls about x; "
+                   "pitches, knees and elbows about y; the same on both sides)")
+    if across:
+        out.append(f"sim.mjcf: the model turns {_joints(len(across))} about another axis than the "
+                   f"controller's: {', '.join(across)}; no direction follows from the axes, so check that "
+                   "each moves the way the config's poses expect (motionctl joint-check)")
+    return out
+
+
+def _joints(n: int) -> str:
+    return f"{n} joint" if n == 1 else f"{n} joints"
+
+
+def _axis_name(axis: np.ndarray) -> str:
+    """+x, -y, ... for an axis along one of the frame's, else its figures."""
+    i = int(np.argmax(np.abs(axis)))
+    if abs(axis[i]) >= AXIS_ALONG:
+        return ("+" if axis[i] > 0 else "-") + "xyz"[i]
+    return "[" + ", ".join(f"{v:.2f}" for v in axis) + "]"
 
 
 def _damping(model: Any, names: list[str]) -> list[str]:
