@@ -13,7 +13,7 @@ from controller.robot.config import load_config
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, HumanoidLegKinematics
 from controller.robot.resources import CONFIG_DIR
 from controller.sim.physics import PhysicsRobot
-from controller.sim.scorecard import humanoid_limbs
+from controller.sim.scorecard import expand, humanoid_limbs, load_card, run_row
 from controller.sim.trial import Trial
 
 CFG = load_config(CONFIG_DIR / "op3.yaml")
@@ -103,3 +103,21 @@ def test_op3_stands_up_and_walks_forward_in_physics() -> None:
     # second both feet left the floor for a few ms at 4.8 % of the ticks).
     bad = [sorted(c) for c in tr.contacts[start:] if not c or not c <= soles]
     assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("row", ["StandUpFront after a forward fall", "StandUpBack after a backward fall"])
+def test_op3_gets_up_after_a_real_fall(row: str) -> None:
+    """The card's rows: standing, pushed over at 0.8 m/s forward or backward
+    (the controller sees the fall, braces and goes limp), the damper, then
+    config/scripts/op3/StandUpFront.yaml or StandUpBack.yaml: the robot ends
+    standing at the stand height, upright, on its feet alone, within the
+    card's 5 s. Ground truth only."""
+    rows = {r.name: r for r in expand("op3", load_card()["robots"]["op3"])}
+    done = run_row(rows[row])
+    assert done.error == ""
+    m = done.metrics
+    assert m["fall_detected_s"] < 1.0, m["fall_detected_s"]     # it did fall
+    assert m["end_on_feet"] == 1.0
+    assert m["height_error"] < 0.01 and m["tilt"] < 0.05, (m["height_error"], m["tilt"])
+    assert m["getup_s"] <= 5.0, m["getup_s"]
+    assert done.passed, done.verdicts

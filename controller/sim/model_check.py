@@ -152,9 +152,10 @@ def _axes(cfg: Config, model: Any, names: list[str], jm: Any) -> list[str]:
                          f"the config {jm.direction[k]:g})")
     out = []
     if wrong:
-        out.append(f"sim.mjcf: joint_map.direction disagrees with the model's joint axes on {_joints(len(wrong))}: {', '.join(wrong)}; at the controller's zero pose the model turns them the "
-                   "other way from the controller's convention (hip yaw, head yaw about z; rolls about x; "
-                   "pitches, knees and elbows about y; the same on both sides)")
+        out.append(f"sim.mjcf: joint_map.direction disagrees with the model's joint axes on "
+                   f"{_joints(len(wrong))}: {', '.join(wrong)}; at the controller's zero pose the model "
+                   "turns them the other way from the controller's convention (hip yaw, head yaw about z; "
+                   "rolls about x; pitches, knees and elbows about y; the same on both sides)")
     if across:
         out.append(f"sim.mjcf: the model turns {_joints(len(across))} about another axis than the "
                    f"controller's: {', '.join(across)}; no direction follows from the axes, so check that "
