@@ -23,7 +23,8 @@ shift 2
 # is set (this machine sets it) every Python process the suite starts (the
 # xdist workers, each daemon and motionctl a test runs: several hundred)
 # would otherwise compile them from source again, 0.5 s of CPU a daemon start.
-"$py" -m compileall -q -j 0 controller tests > /dev/null || exit 1
+# Only a saving: a tree it cannot write to is tested all the same.
+"$py" -m compileall -q -j 0 controller tests > /dev/null || echo "tests/run.sh: could not compile every module (above); testing all the same"
 "$py" -m pytest -q -p xdist -n "$jobs" --dist loadgroup -m "not udpm" --durations=20 "$@"
 first=$?
 "$py" -m pytest -q -p no:xdist -m udpm --durations=20 "$@"
