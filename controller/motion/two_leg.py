@@ -169,6 +169,7 @@ class TwoLegBalance:
         self.g = gains
         self.heights = np.linspace(0.12, 0.5, 20)
         self.iyy = float(inertia[1])
+        self.a_model = _sagittal_a(self.m, self.iyy)    # the latency prediction's A, every tick
         self.alpha = dt / (dt + gains.velocity_filter_s)
         self.table = _gain_table(self.m, self.iyy, dt, gains.q_x, gains.q_pitch, gains.q_vx,
                                  gains.q_pitch_rate, gains.r_force, tuple(self.heights))
@@ -262,7 +263,7 @@ class TwoLegBalance:
         if g.latency_s > 0.0:
             # Where the state will be when this force acts: the model's
             # x' = A x + B u over latency_s, u the last force.
-            state = state + g.latency_s * (_sagittal_a(self.m, self.iyy) @ state
+            state = state + g.latency_s * (self.a_model @ state
                                            + _sagittal_b(self.m, self.iyy, self.h) * self.fx)
         fx = -float(k @ state)
         self.fx = fx
