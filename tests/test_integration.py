@@ -318,7 +318,6 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # none lost, in order
     assert ticks[0] in wake and ticks[-1] in wake
     span_s = (wake[ticks[-1]] - wake[ticks[0]]) / 1e9
-    assert len(ticks) >= 900, len(ticks)               # the 2 s window saw ~1000
     # A tick that wakes a whole period or more late (the host took the CPU away)
     # restarts the schedule from its wake time, never bursting to catch up: the
     # time it lost is exactly its lateness. So the schedule holds 500 Hz once
@@ -328,10 +327,13 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     with client.lock:
         late = [client.lateness_ns[k] for k in ticks[1:]]
     lost = sum(ns for ns in late if ns >= 2_000_000) / 2_000_000
-    print(f"{len(ticks)} joint_cmds over {span_s:.4f} s, {lost:.1f} periods lost, "
-          f"{stolen:.2f} s stolen by the host")
-    assert lost <= 0.05 * len(ticks) + stolen * 500, (lost, max(late), stolen)
-    assert 495 <= (len(ticks) - 1 + lost) / span_s <= 505, (len(ticks), lost, span_s)
+    why = (f"{len(ticks)} joint_cmds over {span_s:.4f} s, {lost:.1f} periods lost "
+           f"(the latest tick {max(late, default=0) / 1e6:.1f} ms late), {stolen:.2f} s stolen by the host")
+    print(why)
+    # The 2 s window held ~1000 periods: a joint_cmd each, or lost (above).
+    assert len(ticks) + lost >= 900, why
+    assert lost <= 0.05 * len(ticks) + stolen * 500, why
+    assert 495 <= (len(ticks) - 1 + lost) / span_s <= 505, why
     expected = (ticks[-1] - ticks[0]) / 10             # 50 Hz = one response every 10 ticks
     assert abs(len(responses) - expected) <= 3, (len(responses), expected)
 
