@@ -22,7 +22,7 @@ physics model and write it as a trajectory file (docs/SCRIPTS.md "Jumps").
 Jumps (yaw-left: +90 degrees; forward: 0.6 m; forward-short: 0.3 m;
 forward-stair: 0.5 m; left: 0.2 m sideways; up: the body 0.30 m over its
 start) are crouch, push with feed-forward torques, flight, landing and
-settle, per leg pair, rolled out from a settled stand and scored on the
+settle, per leg pair, rolled out from the controller's own stand and scored on the
 body's ground truth: the goal, landing on the four feet upright, no trunk
 contact, back at the stand height. The roll-over (roll-back: from lying on
 the back, and at once from each side the recovery plays it on) is four free
@@ -236,7 +236,8 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     try:
         result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
                           population=args.population, sigma=sigma, seed=args.seed,
-                          workers=args.workers, start=start, ray=args.ray, progress=progress)
+                          workers=args.workers, start=start, ray=args.ray, progress=progress,
+                          log_level="warning")
     except WorkersError as exc:
         print(f"motionctl: optimise: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -229,17 +229,6 @@ class Controller:
         """A quadruped with a fresh IMU: the estimate is live."""
         return self.estimator is not None and self.faults.imu_watch.fresh(now_ns)
 
-    def _add_damping(self) -> None:
-        """A stiff joint's (kp > 0) feed-forward gains its own damping x its
-        target speed, within its torque limit: what the joint loses to its
-        damping at the planned speed. Limp joints (the damper, OFF) get none."""
-        k, ff, b = self.kernel, self._ff, self.damping_ff
-        assert b is not None
-        np.multiply(b, k.vel, out=ff)
-        ff[k.kp <= 0.0] = 0.0
-        k.tau += ff
-        np.clip(k.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=k.tau)
-
     def _body_estimate(self, now_ns: int) -> QuadrupedEstimator | None:
         """The estimate for the behaviours, while it is live."""
         est = self.estimator
@@ -393,7 +382,7 @@ class Controller:
         self.scripts.tick(now_ns, ctx, active)
         self.kernel.step(t)
         if self.damping_ff is not None:
-            self._add_damping()
+            self.kernel.add_damping(self.damping_ff, self.cfg.torque_limit, self._ff)
         utime = (now_ns + self.epoch_offset_ns) // 1000
         out.add("joint", self.ch["joint_cmd"],
                 self.kernel.encode_joint_command(self.joint_cmd_fingerprint, utime, self.tick))

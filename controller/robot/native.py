@@ -189,6 +189,18 @@ class Kernel:
         self.flagged = self._step(self._plan, t)
         return self.flagged
 
+    def add_damping(self, damping: np.ndarray, torque_limit: np.ndarray, scratch: np.ndarray) -> None:
+        """After step(): a stiff joint's (kp > 0) feed-forward gains its own
+        damping x its target speed, within its torque limit: what the joint
+        loses to its damping (config joint_damping, a maker's model's) at the
+        planned speed. Limp joints (the damper, OFF) get none. The controller
+        and the motion optimiser's rollouts both add it, so a motion is
+        searched on the torques it is played with."""
+        np.multiply(damping, self.vel, out=scratch)
+        scratch[self.kp <= 0.0] = 0.0
+        self.tau += scratch
+        np.clip(self.tau, -torque_limit, torque_limit, out=self.tau)
+
     def set_joint_map(self, order: np.ndarray, direction: np.ndarray, offset: np.ndarray) -> None:
         """Encode joint commands in the robot's own convention (per wire
         slot k: the joint order[k], times direction[k], plus offset[k] for a

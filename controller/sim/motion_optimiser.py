@@ -10,8 +10,8 @@ soft gains), land (back to the stand pose under landing gains) and settle
 (the stand held with the recovery gains). The parameters are those phases'
 durations, poses, gains and torques, per leg pair (front, rear); turning
 jumps add a yaw pattern (abad and hip torques of opposite sign front/rear and
-left/right). Each candidate is rolled out from a settled stand through the
-same TrajectoryPlayback and kernel the controller uses, and scored on the
+left/right). Each candidate is rolled out from the controller's own stand (as the
+scorecard plays a jump) through the same TrajectoryPlayback and kernel the controller uses, and scored on the
 physics body's ground truth: the jump's goal (turn, travel, height), landing
 on the feet upright, no trunk contact, ending at the stand.
 
@@ -34,6 +34,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from controller.logs import configure
 from controller.motion.trajectory import Phase, Trajectory, TrajectoryPlayback, mirror_map, mirrored
 from controller.robot.angles import quat_rpy
 from controller.robot.config import Config, load_config
@@ -42,6 +43,7 @@ from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
 from controller.sim.limbs import lower_leg_geoms
 from controller.sim.physics import PhysicsRobot
+from controller.sim.trial import PRELUDE_S, Trial
 from controller.sim.workers import Lost, Workers, local_cores
 from controller.sim.world import World
 
@@ -55,7 +57,7 @@ REAR_SIGN = np.array([1.0, 1.0, -1.0, -1.0])   # -1 on the rear legs
 MARGIN_WORLDS = (World(), World(trunk_mass_scale=0.9), World(trunk_mass_scale=1.1),
                  World(friction=0.5), World(friction=1.0))
 
-SETTLE_S = 1.0           # the stand held before the jump starts
+SETTLE_S = 1.0           # a roll-over's start: lying folded, held this long
 
 # A jump down a stair (mode 16 id 9) is also rolled out off a platform whose
 # edge is this far ahead of the body's start, onto the floor below: CyberDog
@@ -352,8 +354,10 @@ class Outcome:
 
 
 class Rollout:
-    """A physics body that starts every rollout from the same settled start:
-    the stand, or (`roll_start`) lying folded at that roll angle."""
+    """A physics body that starts every rollout from the same start: for a
+    jump, the controller's own stand, as the scorecard's row plays it (the
+    robot stood up by mode 12 and held PRELUDE_S); for a roll-over
+    (`roll_start`), lying folded at that roll angle."""
 
     def __init__(self, cfg: Config, world: World | None = None, roll_start: float | None = None,
                  settle: bool = True) -> None:
@@ -361,18 +365,28 @@ class Rollout:
         (as the recovery stand rolls at once from a side), not after
         SETTLE_S at rest."""
         self.cfg = cfg
-        self.robot = PhysicsRobot(cfg, world)
         self.world = world or World()
         self.label = self.world.label + ("" if settle else f", from roll {roll_start:+.2f}")
         kin = _kinematics(cfg)
         stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
         self.stand = stand.reshape(-1)
-        hold = self.stand if roll_start is None else _fold(cfg)
-        self.robot.place(hold, (0.0 if roll_start is None else roll_start, 0.0, 0.0))
-        kp, kd = cfg.gains["recovery"].kp, cfg.gains["recovery"].kd
-        zero = np.zeros(cfg.num_joints)
-        for _ in range(int(SETTLE_S * cfg.tick_hz) if settle else 1):
-            self.robot.step(hold, zero, kp, kd, zero, cfg.dt)
+        if roll_start is None:
+            # The stand the jump is played from on the card: the controller's
+            # (its gains, its height over a soft foot's sink, its feed-forward),
+            # not the IK pose held by the recovery gains, which started a
+            # Go1 turning jump 0.27 rad short of the card's run of the same file.
+            trial = Trial(cfg, world=world)
+            trial.send(12)
+            trial.run(PRELUDE_S)
+            self.robot = trial.robot
+        else:
+            self.robot = PhysicsRobot(cfg, world)
+            hold = _fold(cfg)
+            self.robot.place(hold, (roll_start, 0.0, 0.0))
+            kp, kd = cfg.gains["recovery"].kp, cfg.gains["recovery"].kd
+            zero = np.zeros(cfg.num_joints)
+            for _ in range(int(SETTLE_S * cfg.tick_hz) if settle else 1):
+                self.robot.step(hold, zero, kp, kd, zero, cfg.dt)
         self.fall_tilt = 1.2 if roll_start is None else math.inf   # a roll-over is all tilt
         m = self.robot.model
         self.state = np.empty(mujoco.mj_stateSize(m, mujoco.mjtState.mjSTATE_PHYSICS))
@@ -391,6 +405,8 @@ class Rollout:
         mujoco.mj_setState(m, d, self.state, mujoco.mjtState.mjSTATE_PHYSICS)
         mujoco.mj_forward(m, d)
         kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
+        damping = cfg.joint_damping if cfg.joint_damping is not None and (cfg.joint_damping > 0).any() else None
+        scratch = np.zeros(cfg.num_joints)
         q0 = robot.q
         kernel.track(q0)
         play = TrajectoryPlayback(traj, cfg.dt)
@@ -407,6 +423,8 @@ class Rollout:
             tick = tick0 + i
             play.step(tick)
             kernel.step(tick * cfg.dt)
+            if damping is not None:
+                kernel.add_damping(damping, cfg.torque_limit, scratch)
             robot.step(kernel.pos, kernel.vel, kernel.kp, kernel.kd, kernel.tau, cfg.dt)
             saturated += bool(np.any(np.abs(robot.tau) >= robot.limit - 1e-9))
             roll, pitch, yaw = quat_rpy(d.qpos[3:7])
@@ -501,7 +519,11 @@ _worker: dict[str, Any] = {}
 LOST_COST = 1e6      # a candidate never evaluated: worse than any that ran
 
 
-def _init(config_path: str, goal_name: str, worlds: Sequence[World]) -> None:
+def _init(config_path: str, goal_name: str, worlds: Sequence[World], log_level: str | None = None) -> None:
+    if log_level is not None:
+        # The controllers that stand each rollout's body up log as a daemon's
+        # do; in a worker of the optimiser that is noise.
+        configure(log_level)
     cfg = load_config(config_path)
     goal = GOALS[goal_name]
     _worker["cfg"] = cfg
@@ -538,12 +560,14 @@ class Result:
 def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
              generations: int = 60, population: int = 0, sigma: float = 0.25, seed: int = 1,
              workers: int = 0, start: Sequence[float] | None = None, ray: str | None = None,
-             progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None) -> Result:
+             progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None,
+             log_level: str | None = None) -> Result:
     """CMA-ES over the goal's parameters, each scaled to [0, 1] between its
     bounds; a candidate's cost is its worst over `worlds` (a roll-over's: its
     mean). The candidates of a generation run on `workers` local processes
     (0: one a core, up to 8) or on the Ray cluster at `ray`; a candidate
-    whose worker died twice costs LOST_COST and is counted in `lost`."""
+    whose worker died twice costs LOST_COST and is counted in `lost`.
+    `log_level`: the workers' logging (controller/logs.py), None to leave it."""
     import cma  # the optimiser's own dependency, loaded only here
 
     params = goal.params(load_config(config_path))
@@ -556,7 +580,7 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
     es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
     procs = workers or max(1, min(local_cores(), 8))
     best = Result(x0, math.inf, [], 0, 0)
-    with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds))) as pool:
+    with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds), log_level)) as pool:
         _generations(es, pool, low, span, best, progress)
     return best
 

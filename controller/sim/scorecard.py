@@ -42,13 +42,12 @@ from controller.sim.motion_path import commanded_path
 from controller.sim.own_model import model_joints
 from controller.sim.physics import geom_labels
 from controller.sim.progress import Progress
-from controller.sim.trial import Trial
+from controller.sim.trial import PRELUDE_S, Trial
 from controller.sim.workers import Lost, Workers, WorkersError
 from controller.sim.workers import add_arguments as add_worker_arguments
 from controller.sim.world import World
 
 CARD = CONFIG_DIR / "physics" / "scorecard.yaml"
-PRELUDE_S = 3.0
 FELL_TILT = 1.0            # rad
 STAND_TOLERANCE = (0.015, 0.1)   # time_to_stand: height within, tilt under
 VELOCITY_FIELDS = {"vx_error": 0, "vy_error": 1, "wz_error": 2}

@@ -26,6 +26,12 @@ from controller.sim.world import World
 HEARTBEAT_TICKS = 50          # a client re-sends its command every 100 ms at 500 Hz
 
 
+# How long a physics row's robot stands (mode 12) before its steps: the
+# scorecard's prelude, and the start the motion optimiser rolls a jump out
+# from, so a jump is searched from the stand the card plays it from.
+PRELUDE_S = 3.0
+
+
 class Recorder(Protocol):
     def __call__(self, port: str, utime: int, channel: str, data: bytes) -> None: ...
 
