@@ -1,6 +1,11 @@
+import contextlib
+import ctypes
 import logging
 import os
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
 import structlog
@@ -41,7 +46,32 @@ def _require_netns():
                 "(tests/netns.sh), which makes a private network namespace")
 
 
+CLONE_NEWNET = 0x40000000
+
+
+def _own_network_namespace() -> None:
+    """This xdist worker's own network namespace, multicast on its loopback
+    as tests/netns.sh sets it up: the udpm tests of two workers then never
+    hear each other's daemons, though both use the config's multicast
+    groups. Taken from inside the namespace make test made (never the
+    host's), by the thread that runs the tests: the daemons and threads it
+    starts are born in it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare(CLONE_NEWNET) for xdist worker's own network namespace: {os.strerror(err)}")
+    for args in (("link", "set", "lo", "up"), ("link", "set", "lo", "multicast", "on"),
+                 ("route", "add", "224.0.0.0/4", "dev", "lo")):
+        subprocess.run(["ip", *args], check=True)
+
+
 def pytest_configure(config):
+    if os.environ.get("MOTIOND_NETNS") == "1" and os.environ.get("PYTEST_XDIST_WORKER"):
+        _own_network_namespace()
+    _quiet_structlog()
+
+
+def _quiet_structlog() -> None:
     """Log every level (capture_logs sees debug events; a failing test shows
     what was logged) but render it cheaply: structlog's default console
     rendering, with colours and a timestamp, costs some 60 us a line, and
@@ -52,3 +82,62 @@ def pytest_configure(config):
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
         logger_factory=structlog.WriteLoggerFactory(),
         cache_logger_on_first_use=False)
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _descendants() -> dict[int, str]:
+    """This process's live descendants (zombies left out): pid -> command line.
+    With this process a child subreaper (below), a daemon whose parent ended
+    is still one of them."""
+    parent: dict[int, int] = {}
+    alive: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        parent[int(entry)] = int(fields[1])
+        if fields[0] != "Z":
+            alive[int(entry)] = cmd
+    me = os.getpid()
+    out = {}
+    for pid, cmd in alive.items():
+        p, seen = parent.get(pid), 0
+        while p and p != me and seen < 64:
+            p, seen = parent.get(p), seen + 1
+        if p == me:
+            out[pid] = cmd
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running(request):
+    """A udpm test leaves no process behind: a daemon or bridge still
+    publishing would be heard by the next test on the same multicast groups
+    (a joint_state from a robot that is not the next test's). What is left
+    after 2 s is killed, and the test that left it fails, naming it."""
+    if request.node.get_closest_marker("udpm") is None:
+        yield
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    before = set(_descendants())
+    yield
+    end = time.monotonic() + 2.0
+    left = {pid: cmd for pid, cmd in _descendants().items() if pid not in before}
+    while left and time.monotonic() < end:
+        time.sleep(0.05)
+        left = {pid: cmd for pid, cmd in _descendants().items() if pid not in before}
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    if left:
+        pytest.fail("left running after the test (killed now): "
+                    + "; ".join(f"{pid} {cmd[:120]}" for pid, cmd in sorted(left.items())), pytrace=False)

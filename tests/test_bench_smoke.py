@@ -56,6 +56,7 @@ def test_kernel_bench_times_all_three_versions(load: Callable[[str], Any]) -> No
 
 
 @pytest.mark.udpm
+@pytest.mark.realtime
 def test_realtime_bench_measures_the_daemon_and_the_baseline(load: Callable[[str], Any]) -> None:
     """Two seconds of the quiet condition, over udpm in this test's netns."""
     bench = load("rt_bench")
@@ -113,6 +114,7 @@ def test_command_latency_counts_from_the_tick_that_took_the_first_command(load: 
     assert result["max_ms"] == pytest.approx(1.8)            # the second: 12.3 - 10.5 ms
 
 @pytest.mark.udpm
+@pytest.mark.realtime
 def test_soak_runs_with_every_fault_and_logs_no_error(load: Callable[[str], Any]) -> None:
     """A few seconds of make soak: every figure is produced; the daemon
     survives what was injected without logging an error. Its daemon and

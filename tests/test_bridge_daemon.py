@@ -22,7 +22,7 @@ from controller.bridges.status import ACTIVE
 from controller.robot.config import load_config
 from controller.robot.resources import CONFIG_DIR
 
-pytestmark = pytest.mark.udpm
+pytestmark = [pytest.mark.udpm, pytest.mark.realtime]
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = CONFIG_DIR / "cyberdog2_robot.yaml"

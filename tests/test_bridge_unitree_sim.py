@@ -33,7 +33,7 @@ from controller.bridges.status import ACTIVE
 from controller.robot.config import load_config
 from controller.robot.resources import CONFIG_DIR, DATA_ROOT
 
-pytestmark = pytest.mark.udpm
+pytestmark = [pytest.mark.udpm, pytest.mark.realtime]
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = (DATA_ROOT / "../shared/peers/unitree_mujoco/simulate_python").resolve()

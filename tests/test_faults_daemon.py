@@ -34,7 +34,7 @@ from controller import msgs
 from controller.robot.config import load_config
 from controller.service.runtime import SHUTDOWN_TICKS
 
-pytestmark = pytest.mark.udpm
+pytestmark = [pytest.mark.udpm, pytest.mark.realtime]
 
 ROOT = Path(__file__).resolve().parent.parent
 CFG = load_config()

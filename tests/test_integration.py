@@ -212,6 +212,7 @@ def test_off_to_pose_is_refused_with_ban_trans(daemon):
     assert r.mode == 0
 
 
+@pytest.mark.realtime
 def test_timeout_shows_mode_7_within_500_ms_plus_2_ticks(daemon):
     _, client = daemon
     stand(client)
@@ -263,6 +264,7 @@ def change_ticks(client: Client, since_ns: int) -> list[tuple[int, int, int]]:
     return out
 
 
+@pytest.mark.realtime
 def test_queued_sequence_runs_in_order_and_duration_zero_preempts(daemon):
     _, client = daemon
     stand(client)
@@ -293,6 +295,7 @@ def test_queued_sequence_runs_in_order_and_duration_zero_preempts(daemon):
         assert client.status[-1][1].queue_depth == 1
 
 
+@pytest.mark.realtime
 def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     _, client = daemon
     time.sleep(0.5)
@@ -338,6 +341,7 @@ def test_response_at_50_hz_and_joint_cmd_at_500_hz(daemon):
     assert abs(len(responses) - expected) <= 3, (len(responses), expected)
 
 
+@pytest.mark.realtime
 def test_sigterm_damps_and_exits_within_one_second(daemon):
     proc, client = daemon
     stand(client)
@@ -439,6 +443,7 @@ def test_motionctl_plays_the_example_sequence(daemon):
     assert positions == sorted(positions), seen
 
 
+@pytest.mark.realtime
 def test_trot_advances_global_to_robot_at_50_hz_and_a_goal_stops_on_target(joint_daemon):
     """The issue's user story over real LCM: trot forward while turning, the
     odometry on global_to_robot advances at the limited velocity at 50 Hz;

@@ -152,6 +152,7 @@ def receive(sock: socket.socket, timeout: float) -> tuple[int, bytes] | None:
 
 
 @pytest.mark.udpm
+@pytest.mark.realtime
 def test_daemon_under_fake_systemd(tmp_path):
     """READY after start, WATCHDOG every half period from then on, journal
     log lines, STOPPING on SIGTERM and exit 0."""

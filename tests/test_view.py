@@ -18,7 +18,6 @@ from live import live_robot
 from PIL import ImageGrab
 
 ROOT = Path(__file__).resolve().parent.parent
-DISPLAY = ":93"
 
 
 def motionctl(*args: str, env: dict[str, str] | None = None, **kw: object) -> subprocess.Popen[str]:
@@ -34,31 +33,39 @@ def test_view_without_a_display_says_so() -> None:
     assert "no display" in err and "motionctl render" in err
 
 
-def start_screen(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    """Xvfb on DISPLAY, once a client can connect (a fixed 1 s, then waiting
-    for its socket file, both still met "Failed to open display" in CI)."""
+def start_screen(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, str]:
+    """Xvfb on a display it picks free (-displayfd: two tests at once, in
+    make test's parallel udpm pass, never share one), once a client can
+    connect (a fixed 1 s, then waiting for its socket file, both still met
+    "Failed to open display" in CI)."""
     xvfb = shutil.which("Xvfb")
     assert xvfb, "Xvfb is missing: sudo apt-get install -y xvfb (make installs it when root)"
     xvfb_log = tmp_path / "xvfb.log"
-    screen = subprocess.Popen([xvfb, DISPLAY, "-screen", "0", "800x600x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=xvfb_log.open("w"))
+    read, write = os.pipe()
+    screen = subprocess.Popen([xvfb, "-displayfd", str(write), "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=xvfb_log.open("w"), pass_fds=(write,))
+    os.close(write)
+    with os.fdopen(read) as told:
+        number = told.readline().strip()      # written once the display is up; "" if Xvfb died
+    assert number, f"Xvfb exited: {xvfb_log.read_text()}"
+    display = f":{number}"
     deadline = time.monotonic() + 15
     while True:
         assert screen.poll() is None, f"Xvfb exited: {xvfb_log.read_text()}"
         try:
-            ImageGrab.grab(xdisplay=DISPLAY)
-            return screen, xvfb_log
+            ImageGrab.grab(xdisplay=display)
+            return screen, xvfb_log, display
         except OSError:
             assert time.monotonic() < deadline, f"Xvfb did not accept clients: {xvfb_log.read_text()}"
             time.sleep(0.1)
 
 
-def robot_on_screen(viewer: subprocess.Popen[str], seconds: float) -> bool:
+def robot_on_screen(viewer: subprocess.Popen[str], seconds: float, display: str) -> bool:
     """A screenshot within `seconds` shows the robot (its blue-grey, in some 200 pixels)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end and viewer.poll() is None:
         time.sleep(0.5)
-        image = np.asarray(ImageGrab.grab(xdisplay=DISPLAY).convert("RGB")).astype(int)
+        image = np.asarray(ImageGrab.grab(xdisplay=display).convert("RGB")).astype(int)
         robot = (image[..., 2] - image[..., 0] > 30) & (image[..., 2] < 200)
         if image.std() > 10 and robot.sum() > 200:
             return True
@@ -67,13 +74,13 @@ def robot_on_screen(viewer: subprocess.Popen[str], seconds: float) -> bool:
 
 @pytest.mark.udpm
 def test_view_shows_the_running_simulator_on_a_virtual_screen(tmp_path: Path) -> None:
-    screen, xvfb_log = start_screen(tmp_path)
+    screen, xvfb_log, display = start_screen(tmp_path)
     sim = motionctl("sim")
-    env = {**os.environ, "DISPLAY": DISPLAY}
+    env = {**os.environ, "DISPLAY": display}
     viewer = None
     try:
         viewer = motionctl("view", "--seconds", "6", env=env)
-        seen = robot_on_screen(viewer, 30)
+        seen = robot_on_screen(viewer, 30, display)
         out, err = viewer.communicate(timeout=30)
         assert seen, (f"the screen stayed blank or showed no robot; viewer said: {err}; "
                                   f"Xvfb said: {xvfb_log.read_text()}")
@@ -91,8 +98,8 @@ def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
     """The tracking camera keeps the robot in the picture once it has
     trotted 2 m away from where it stood (it once looked at the origin: its
     point, subtree_com, was never computed)."""
-    screen, _ = start_screen(tmp_path)
-    env = {**os.environ, "DISPLAY": DISPLAY, "XDG_RUNTIME_DIR": str(tmp_path)}
+    screen, _, display = start_screen(tmp_path)
+    env = {**os.environ, "DISPLAY": display, "XDG_RUNTIME_DIR": str(tmp_path)}
     viewer = None
     with live_robot(tmp_path) as truth:
         try:
@@ -113,7 +120,7 @@ def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
                                                 f"{time.monotonic() - start:.0f} s (x {truth.states[-1][1]:.2f} m)")
                 time.sleep(0.2)
             # A software-GL frame can take seconds on a loaded machine.
-            assert robot_on_screen(viewer, 20), "2 m away the view shows no robot"
+            assert robot_on_screen(viewer, 20, display), "2 m away the view shows no robot"
         finally:
             subprocess.run([sys.executable, "-m", "controller.cli.motionctl", "hold", "--stop"], cwd=ROOT,
                            env=env, capture_output=True, timeout=10)
