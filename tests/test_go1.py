@@ -94,6 +94,7 @@ def test_the_damping_feed_forward_goes_to_stiff_joints_within_their_torque_limit
     k.vel[:], k.kp[:], k.tau[:] = 5.0, 20.0, 1.0
     k.vel[1] = -20.0              # FR hip: 2 x -20 = -40 N m, past its 23.7
     k.kp[3] = 0.0                 # FL abad limp (the damper): nothing added
+    assert ctl.damping_ff is not None
     k.add_damping(ctl.damping_ff, CFG.torque_limit, np.zeros(CFG.num_joints))
     assert k.tau[0] == pytest.approx(1.0 + 1.0 * 5.0)
     assert k.tau[1] == pytest.approx(-CFG.torque_limit[1])
