@@ -65,9 +65,29 @@ def _own_network_namespace() -> None:
         subprocess.run(["ip", *args], check=True)
 
 
+PR_CAPBSET_DROP, CAP_SYS_NICE = 24, 23
+
+
+def _no_realtime_priority() -> None:
+    """The processes this worker starts cannot take SCHED_FIFO (CAP_SYS_NICE
+    leaves the bounding set, so no program it runs gets it): each daemon
+    logs realtime_degraded and ticks at the normal priority, as for a user
+    without the rights (docs/GUIDE.md "Real-time priority"). Two daemons at
+    FIFO priority on a two-core machine, each with its MPC worker, starved
+    the tests' own clients past the 500 ms heartbeat (the robot lay down
+    mid-trot). The realtime tests, which hold daemons to the SPEC's clock
+    bounds, run one at a time in a pass of their own with the priority."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_CAPBSET_DROP, CAP_SYS_NICE, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_CAPBSET_DROP, CAP_SYS_NICE): {os.strerror(err)}")
+
+
 def pytest_configure(config):
     if os.environ.get("MOTIOND_NETNS") == "1" and os.environ.get("PYTEST_XDIST_WORKER"):
         _own_network_namespace()
+        if os.environ.get("MOTIOND_TEST_NO_FIFO") == "1":
+            _no_realtime_priority()
     _quiet_structlog()
 
 
