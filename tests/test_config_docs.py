@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from shipped_configs import fsm_tables, robot_configs
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "CONFIG.md"
@@ -72,16 +73,6 @@ def undocumented(data: Any, sections: tuple[str, ...]) -> list[str]:
     docs = documented()
     patterns = [pattern(k) for s in sections for k in docs[s]]
     return sorted({p for p in leaves(data) if not any(r.fullmatch(p) for r in patterns)})
-
-
-def robot_configs() -> list[Path]:
-    return [p for p in sorted((ROOT / "config").glob("*.yaml"))
-            if isinstance(d := yaml.safe_load(p.read_text()), dict) and "kind" in d]
-
-
-def fsm_tables() -> list[Path]:
-    return sorted({(p.parent / yaml.safe_load(p.read_text())["fsm"]).resolve()
-                   for p in robot_configs()})
 
 
 def test_the_reference_has_its_sections_and_rows() -> None:

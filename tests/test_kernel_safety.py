@@ -30,6 +30,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shipped_configs import robot_configs
 
 from controller.core.controller import Controller
 from controller.robot.config import ConfigError, load_config
@@ -41,11 +42,6 @@ GAIN = ("g_t0", "g_dur", "kp0", "kp1", "kd0", "kd1", "tau_ff")
 NASTY = (np.nan, np.inf, -np.inf, 1e300, -1e300, 1e-320, -1e-320, 0.0, -0.0,
          np.finfo(np.float64).max, -np.finfo(np.float64).max)
 TICKS = 1500
-
-
-def robot_configs() -> list[Path]:
-    return [p for p in sorted((ROOT / "config").glob("*.yaml"))
-            if isinstance(d := yaml.safe_load(p.read_text()), dict) and "kind" in d]
 
 
 @pytest.fixture(scope="module", params=robot_configs(), ids=lambda p: p.name)
