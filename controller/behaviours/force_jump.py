@@ -7,7 +7,9 @@ rigid-body model, config `balance`) the commanded linear acceleration
 acc_des[3..5] (body frame, gravity compensated) and angular acceleration
 acc_des[0..2], over the feet of the contact mask (0 or an empty mask: all
 four), each kept inside its friction pyramid and pushing down, turned into
-joint torques tau = -J^T R^T f as feed-forward on soft joints. The push ends
+joint torques tau = -J^T R^T f as feed-forward on soft joints (plus, on a
+robot with joint damping, that damping times the measured joint speed: what
+the joints lose to it under pure torque control). The push ends
 when the legs reach PUSH_REACH of their length, when the feet lose their load
 after the first PUSH_MIN_S (the body has left the ground), or after PUSH_MAX_S.
 Then a linear interpolation back to the start pose over RETURN_S (SPEC:
@@ -60,6 +62,9 @@ class ForceJump(Behaviour):
         self.mask = np.ones(self.legs, dtype=bool)
         self.acc = np.zeros(6)
         self.tau = np.zeros(robot.cfg.num_joints)
+        # The joints' own viscous damping (config joint_damping), None without.
+        b = robot.cfg.joint_damping
+        self.damping = np.asarray(b, dtype=float) if b is not None and (np.asarray(b) > 0.0).any() else None
 
     def enter(self, ctx: TickContext) -> None:
         b = ctx.block
@@ -126,6 +131,11 @@ class ForceJump(Behaviour):
         r = (feet[legs] - bal.com_offset) @ rot.T
         f = wrench_forces(r, force, torque, bal.friction)
         leg_torques(J, rot, f, legs, self.tau)
+        if self.damping is not None:
+            # Pure torque control: what the joints' own damping takes at the
+            # speed they turn is given back (on Go1's 1-2 N m s/rad, half the
+            # knee's push went to it and the body rose at a quarter of acc_des).
+            self.tau += self.damping * ctx.qd * np.repeat(self.mask, 3)
         np.clip(self.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=self.tau)
         self.kernel.tau_ff[:] = self.tau
         self.kernel.hold(ctx.q)                # soft joints: no pull back to the start
