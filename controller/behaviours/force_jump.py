@@ -26,6 +26,7 @@ from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext, l
 from controller.behaviours.jump import STILL_RATE
 from controller.behaviours.pose import stance_mask
 from controller.motion.forces import GRAVITY, leg_torques, wrench_forces
+from controller.robot.config.damping import given_back
 from controller.robot.native import LINEAR
 
 GAITS = frozenset({1, 4})
@@ -63,14 +64,16 @@ class ForceJump(Behaviour):
         self.acc = np.zeros(6)
         self.tau = np.zeros(robot.cfg.num_joints)
         # The joints' own viscous damping (config joint_damping), None without.
-        b = robot.cfg.joint_damping
-        self.damping = np.asarray(b, dtype=float) if b is not None and (np.asarray(b) > 0.0).any() else None
+        self.damping = given_back(robot.cfg.joint_damping)
+        self.push_damping = np.zeros(robot.cfg.num_joints)   # the damping of the pushing legs' joints
 
     def enter(self, ctx: TickContext) -> None:
         b = ctx.block
         self.gait = b.gait_id
         self.start = self.entry_pose(ctx, math.radians(8.0)).copy()
         self.mask = stance_mask(b.contact, self.legs)
+        if self.damping is not None:
+            self.push_damping[:] = self.damping * np.repeat(self.mask, 3)
         self.acc = np.array(b.acc_des[:6], dtype=float)
         np.clip(self.acc[:3], -ANGULAR_ACC_LIMIT, ANGULAR_ACC_LIMIT, out=self.acc[:3])
         np.clip(self.acc[3:], -LINEAR_ACC_LIMIT, LINEAR_ACC_LIMIT, out=self.acc[3:])
@@ -135,7 +138,7 @@ class ForceJump(Behaviour):
             # Pure torque control: what the joints' own damping takes at the
             # speed they turn is given back (on Go1's 1-2 N m s/rad, half the
             # knee's push went to it and the body rose at a quarter of acc_des).
-            self.tau += self.damping * ctx.qd * np.repeat(self.mask, 3)
+            self.tau += self.push_damping * ctx.qd
         np.clip(self.tau, -self.cfg.torque_limit, self.cfg.torque_limit, out=self.tau)
         self.kernel.tau_ff[:] = self.tau
         self.kernel.hold(ctx.q)                # soft joints: no pull back to the start

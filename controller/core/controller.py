@@ -75,6 +75,7 @@ from controller.protocol.intake import Intake
 from controller.protocol.queue import CommandQueue
 from controller.robot.angles import quat_rpy
 from controller.robot.config import Config
+from controller.robot.config.damping import given_back
 from controller.robot.humanoid_kinematics import FootPose
 from controller.robot.native import Kernel
 
@@ -99,8 +100,7 @@ class Controller:
         self.kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
         # The joints' own damping, added back on stiff joints (config
         # joint_damping); None when the robot has none.
-        b = cfg.joint_damping
-        self.damping_ff = np.array(b, dtype=float) if b is not None and (b > 0.0).any() else None
+        self.damping_ff = given_back(cfg.joint_damping)
         self._ff = np.zeros(cfg.num_joints)
         # The bridge-facing messages speak the robot's own joint convention.
         self.joint_map = cfg.joint_map

@@ -38,6 +38,7 @@ from controller.logs import configure
 from controller.motion.trajectory import Phase, Trajectory, TrajectoryPlayback, mirror_map, mirrored
 from controller.robot.angles import quat_rpy
 from controller.robot.config import Config, load_config
+from controller.robot.config.damping import given_back
 from controller.robot.config.quadruped import Geometry
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.native import Kernel
@@ -367,9 +368,6 @@ class Rollout:
         self.cfg = cfg
         self.world = world or World()
         self.label = self.world.label + ("" if settle else f", from roll {roll_start:+.2f}")
-        kin = _kinematics(cfg)
-        stand, _ = kin.inverse(kin.stance_feet(cfg.stand_height, cfg.stand_com_x))
-        self.stand = stand.reshape(-1)
         if roll_start is None:
             # The stand the jump is played from on the card: the controller's
             # (its gains, its height over a soft foot's sink, its feed-forward),
@@ -405,7 +403,7 @@ class Rollout:
         mujoco.mj_setState(m, d, self.state, mujoco.mjtState.mjSTATE_PHYSICS)
         mujoco.mj_forward(m, d)
         kernel = Kernel(cfg.q_min, cfg.q_max, cfg.v_max, step_max=cfg.v_max * cfg.dt)
-        damping = cfg.joint_damping if cfg.joint_damping is not None and (cfg.joint_damping > 0).any() else None
+        damping = given_back(cfg.joint_damping)
         scratch = np.zeros(cfg.num_joints)
         q0 = robot.q
         kernel.track(q0)

@@ -21,6 +21,16 @@ from controller.robot.mjcf_figures import compile_mjcf, joint_damping, mjcf_path
 DAMPING_MAX = 50.0      # N m s/rad
 
 
+def given_back(damping: np.ndarray | None) -> np.ndarray | None:
+    """The damping the controller gives back (a float array per joint), or
+    None for a robot whose joints have none (all zeros): the controller's
+    stiff joints, the force jump's push and the motion optimiser's rollouts
+    all ask this one question."""
+    if damping is None or not (np.asarray(damping) > 0.0).any():
+        return None
+    return np.asarray(damping, dtype=float)
+
+
 def load_joint_damping(r: Reader, path: Path, joints: int, joint_map: Any) -> np.ndarray:
     """Per joint, in the controller's order."""
     if "joint_damping" in r.data:
