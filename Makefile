@@ -43,12 +43,14 @@ spy: build
 	$(VENV)/bin/motionctl spy $(ARGS)
 
 # Every test that opens a udpm:// socket must stay off the host network: the
-# whole suite runs inside a fresh network namespace (tests/netns.sh). Two
-# passes: the tests without sockets spread over TEST_JOBS processes
+# whole suite runs inside a fresh network namespace (tests/netns.sh). Three
+# passes (tests/run.sh): the tests without sockets over TEST_JOBS processes
 # (pytest-xdist, test by test; a module with a module fixture stays in one
-# process, so the fixture is built once), then the udpm tests one at a time, so the daemons they start, many
-# held to real-clock bounds, share the CPU with nothing else of the suite; a
-# udpm test that fails runs once more, alone, and fails the pass if it fails again.
+# process, so the fixture is built once); the udpm tests held to no real-clock
+# bound, over TEST_JOBS processes, each in a network namespace of its own;
+# then the `realtime` udpm tests one at a time, so the daemons they hold to
+# the SPEC's clock bounds share the CPU with nothing else of the suite. A udpm
+# test that fails runs once more, alone, and fails its pass if it fails again.
 # Each pass lists its 20 slowest tests, to keep the suite's time in view.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: build wheelhouse peers

@@ -13,6 +13,7 @@ import structlog
 sys.path.insert(0, os.path.dirname(__file__))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """udpm tests only run inside the private network namespace of `make test`
     (tests/netns.sh); anywhere else they fail loudly rather than touch the host
@@ -21,7 +22,11 @@ def pytest_collection_modifyitems(config, items):
     Spread over xdist workers test by test (`--dist loadgroup`, tests/run.sh),
     except a module with a fixture built once per module (a built wheel, a
     Ray cluster, a stood robot, a copied tree): its tests stay together in
-    one worker, so the fixture is built once."""
+    one worker, so the fixture is built once.
+
+    Under tests/run.sh, the modules that hold udpm tests are listed for its
+    udpm passes (run first, before `-m` deselects any test)."""
+    _list_udpm_modules(items)
     for item in items:
         if _keeps_a_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
@@ -30,6 +35,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "udpm" in item.keywords:
             item.add_marker(pytest.mark.usefixtures("_require_netns"))
+
+
+def _list_udpm_modules(items: list[pytest.Item]) -> None:
+    shared = os.environ.get("MOTIOND_TEST_SHARED")
+    if not shared or not os.path.isdir(shared):
+        return
+    modules = sorted({os.path.relpath(item.path) for item in items if "udpm" in item.keywords})
+    path = os.path.join(shared, "udpm_modules")
+    part = f"{path}.{os.getpid()}"
+    with open(part, "w") as f:
+        f.write("".join(f"{m}\n" for m in modules))
+    os.replace(part, path)      # two workers write the same list
 
 
 def _keeps_a_module_fixture(item):

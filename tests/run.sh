@@ -31,12 +31,34 @@ shift 2
 # would otherwise compile them from source again, 0.5 s of CPU a daemon start.
 # Only a saving: a tree it cannot write to is tested all the same.
 "$py" -m compileall -q -j 0 controller tests > /dev/null || echo "tests/run.sh: could not compile every module (above); testing all the same"
+# The same holds for pytest's rewrite of each test module's asserts (7 s of
+# CPU for the whole suite, in every pytest process: two workers and the
+# main process per pass). pytest keeps the rewritten modules in __pycache__
+# as compileall does, unless PYTHONDONTWRITEBYTECODE is set: it is unset
+# for the suite, which writes nothing else (the project's modules are
+# compiled above, the dependencies at install).
+unset PYTHONDONTWRITEBYTECODE
+# What the passes share, gone when the suite ends: the built and installed
+# wheel (tests/test_packaging.py builds it once for both of its passes), and
+# the list of the modules that hold udpm tests, written by the first pass's
+# collection (tests/conftest.py), so the udpm passes import only those.
+MOTIOND_TEST_SHARED=$(mktemp -d)
+export MOTIOND_TEST_SHARED
+trap 'rm -rf "$MOTIOND_TEST_SHARED"' EXIT
 "$py" -m pytest -q -p xdist -n "$jobs" --dist loadgroup -m "not udpm" --durations=20 "$@"
 first=$?
+# Without arguments, the udpm passes collect the modules the first pass
+# listed (all of them if it listed none); arguments are passed as given.
+udpm_modules=
+if [ $# = 0 ] && [ -s "$MOTIOND_TEST_SHARED/udpm_modules" ]; then
+    udpm_modules=$(cat "$MOTIOND_TEST_SHARED/udpm_modules")
+fi
+# shellcheck disable=SC2086 # one module path per word
 MOTIOND_TEST_NO_FIFO=1 "$py" -m pytest -q -p xdist -n "$jobs" --dist loadgroup -m "udpm and not realtime" \
-    --durations=20 "$@"
+    --durations=20 "$@" $udpm_modules
 second=$?
-"$py" -m pytest -q -p no:xdist -m "udpm and realtime" --durations=20 "$@"
+# shellcheck disable=SC2086
+"$py" -m pytest -q -p no:xdist -m "udpm and realtime" --durations=20 "$@" $udpm_modules
 third=$?
 # A udpm test that failed (1: tests failed) runs once more, alone: their
 # daemons run on the real clock (the realtime ones held to the SPEC's
@@ -45,7 +67,8 @@ third=$?
 # both results are printed, and a test that fails again fails its pass.
 if [ $second = 1 ] || [ $third = 1 ]; then
     echo "tests/run.sh: the udpm passes had failures (above); those tests once more, one at a time:"
-    "$py" -m pytest -q -p no:xdist -m udpm --last-failed --last-failed-no-failures none "$@"
+    # shellcheck disable=SC2086
+    "$py" -m pytest -q -p no:xdist -m udpm --last-failed --last-failed-no-failures none "$@" $udpm_modules
     again=$?
     [ $second = 1 ] && second=$again
     [ $third = 1 ] && third=$again

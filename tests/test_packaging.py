@@ -19,7 +19,9 @@ Only the last test opens sockets (`motiond --sim`): it is marked udpm.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import email.parser
+import fcntl
 import json
 import os
 import re
@@ -29,6 +31,7 @@ import sys
 import tarfile
 import tomllib
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,21 +100,48 @@ class Installed:
     cwd: Path          # an empty directory outside the checkout
 
 
+@contextlib.contextmanager
+def made_once(name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, bool]]:
+    """A directory to make `name` in, and whether it is made already. Under
+    tests/run.sh (MOTIOND_TEST_SHARED) it is shared by the suite's passes:
+    the socket-free pass makes it, and the udpm pass, with the one test
+    here that opens sockets, finds it made (some 16 s of building each time).
+    A make that fails leaves it unmade."""
+    shared = os.environ.get("MOTIOND_TEST_SHARED")
+    if not shared:
+        yield tmp_path_factory.mktemp(name), False
+        return
+    where = Path(shared) / name
+    with open(f"{where}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = where / ".made"
+        if made.exists():
+            yield where, True
+            return
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir()
+        yield where, False
+        made.touch()
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    tmp = tmp_path_factory.mktemp("packaging")
-    assert not tmp.is_relative_to(ROOT)
-    # The sdist is made from a copy without build products: setuptools adds
-    # the files of an existing motiond.egg-info/SOURCES.txt to a new sdist,
-    # so a stale one in the checkout could hide a file MANIFEST.in misses.
-    source = tmp / "checkout"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
-    build_sdist = "import sys; from setuptools import build_meta as b; b.build_sdist(sys.argv[1])"
-    ok([sys.executable, "-c", build_sdist, tmp / "sdist"], cwd=source)
-    (sdist,) = (tmp / "sdist").glob("*.tar.gz")
-    ok([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-        "--no-cache-dir", "-w", tmp / "wheel", sdist], cwd=tmp)
-    (wheel,) = (tmp / "wheel").glob("*.whl")
+    with made_once("packaging", tmp_path_factory) as (tmp, made):
+        assert not tmp.is_relative_to(ROOT)
+        if not made:
+            # The sdist is made from a copy without build products:
+            # setuptools adds the files of an existing
+            # motiond.egg-info/SOURCES.txt to a new sdist, so a stale one in
+            # the checkout could hide a file MANIFEST.in misses.
+            source = tmp / "checkout"
+            shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
+            build_sdist = "import sys; from setuptools import build_meta as b; b.build_sdist(sys.argv[1])"
+            ok([sys.executable, "-c", build_sdist, tmp / "sdist"], cwd=source)
+            (sdist,) = (tmp / "sdist").glob("*.tar.gz")
+            ok([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                "--no-cache-dir", "-w", tmp / "wheel", sdist], cwd=tmp)
+        (sdist,) = (tmp / "sdist").glob("*.tar.gz")
+        (wheel,) = (tmp / "wheel").glob("*.whl")
     return Built(sdist, wheel)
 
 
@@ -121,16 +151,17 @@ def installed(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Install
         pytest.fail(f"no dependency wheels in {WHEELHOUSE}: run `make wheelhouse` (outside the "
                     "network namespace), or point MOTIOND_WHEELHOUSE at a directory of wheels "
                     "for the dependencies in pyproject.toml")
-    tmp = tmp_path_factory.mktemp("installed")
-    venv = tmp / "venv"
-    # No pip, no site packages: this venv's pip installs into it (pip --python).
-    ok([sys.executable, "-m", "venv", "--without-pip", venv], cwd=tmp)
-    python = venv / "bin" / "python"
-    ok([sys.executable, "-m", "pip", "--python", python, "install", "--no-index",
-        "--find-links", WHEELHOUSE, built.wheel], cwd=tmp)
-    where = ok([python, "-c", "import controller; print(controller.__file__)"], cwd=tmp)
-    cwd = tmp / "elsewhere"
-    cwd.mkdir()
+    with made_once("installed", tmp_path_factory) as (tmp, made):
+        venv = tmp / "venv"
+        python = venv / "bin" / "python"
+        cwd = tmp / "elsewhere"
+        if not made:
+            # No pip, no site packages: this venv's pip installs into it (pip --python).
+            ok([sys.executable, "-m", "venv", "--without-pip", venv], cwd=tmp)
+            ok([sys.executable, "-m", "pip", "--python", python, "install", "--no-index",
+                "--find-links", WHEELHOUSE, built.wheel], cwd=tmp)
+            cwd.mkdir()
+        where = ok([python, "-c", "import controller; print(controller.__file__)"], cwd=tmp)
     return Installed(venv, venv / "bin", Path(where.stdout.strip()).parent, cwd)
 
 
