@@ -129,6 +129,29 @@ int32_t mk_leg_forces(int32_t legs, const double *J, const double *tau, double *
 int32_t mk_tracking_check(int32_t n, const double *q, const double *target, const double *kp,
                           double bound, double min_kp, int64_t ticks, int64_t *over, double *err);
 
+/* The sensor watch's joint checks (watch.c; controller/core/sensor_watch.py):
+ * an encoder's jump, a frozen encoder, a weak motor. Its limits, its state
+ * and its buffers (n each; before 5 x n; the lines torque_ticks x n; knee and
+ * no_load NULL when the motors' envelope is not known). */
+#define MK_SENSOR_OK 0
+#define MK_SENSOR_JUMP 1
+#define MK_SENSOR_FROZEN 2
+#define MK_SENSOR_WEAK 3
+typedef struct {
+    int32_t n;
+    int64_t freeze_ticks, torque_ticks;
+    double jump_rad, min_kp, freeze_error, torque_min, torque_speed, torque_share, dead_share;
+    const double *per_tick, *limit, *knee, *no_load;
+    double *prev, *before, *asked_line, *given_line;
+    double *low, *high, *law_now, *law_before, *scratch;
+    int64_t *same, *counted;
+    int64_t slot;
+    int32_t have_prev, have_before;
+} mk_sensor_watch;
+int32_t mk_sensor_joints(mk_sensor_watch *w, const double *q, const double *qd, const double *tau,
+                         const double *pos, const double *vel, const double *kp, const double *kd,
+                         const double *tau_ff, int64_t ticks, int32_t *joint, double *detail);
+
 /* The foot workspace check (watch.c): footpos_error's bits, per leg l bit 3l
  * for |x| > x_limit and bit 3l + 2 for z > z_limit or x^2 + z^2 > far, x and z
  * the foot's offset from its hip (body frame, legs x 3 row-major each). */

@@ -32,12 +32,14 @@ check runs in). Each finding damps the robot (EDAMP) as the other faults do.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from controller.motion.scripts import ms_to_ticks
 from controller.robot.config.safety import SensorLimits
-from controller.robot.motors import envelope, per_joint
+from controller.robot.motors import per_joint
+from controller.robot.native import double_ptr, ffi, lib
 
 DEAD_SHARE = 0.1           # a motor giving under this share of what it is asked gives nothing
 IMU_FREEZE_MOTION = 0.01    # rad: a joint moved this far while the imu repeated itself
@@ -63,16 +65,17 @@ class SensorWatch:
         # The motors' envelope, per joint (None: not known).
         self.knee = self.no_load = None
         if limits.motor_knee_speed is not None and limits.motor_no_load_speed is not None:
-            self.knee = per_joint(limits.motor_knee_speed, n, legs)
-            self.no_load = per_joint(limits.motor_no_load_speed, n, legs)
+            self.knee = np.ascontiguousarray(per_joint(limits.motor_knee_speed, n, legs))
+            self.no_load = np.ascontiguousarray(per_joint(limits.motor_no_load_speed, n, legs))
         self.min_kp = min_kp
         self.freeze_ticks = ms_to_ticks(limits.encoder_freeze_ms, tick_hz)
         self.torque_ticks = ms_to_ticks(limits.torque_ms, tick_hz)
         self.imu_ticks = ms_to_ticks(limits.imu_freeze_ms, tick_hz)
         self.battery_ticks = ms_to_ticks(limits.battery_ms, tick_hz)
-        self.q_prev: np.ndarray | None = None
+        # The joint checks run in C (csrc/watch.c) on this state and these
+        # buffers, kept for life (the struct points into them).
+        self.prev = np.zeros(n)            # the last reading's angles
         self.before = np.zeros((5, n))     # the command before the last: pos, vel, kp, kd, tau_ff
-        self.have_before = False
         # The torque range a motor can give this tick (the limit, or its
         # envelope at the joints' speeds), and the laws' buffers.
         self.low, self.high = -self.limit, self.limit.copy()
@@ -83,16 +86,34 @@ class SensorWatch:
         self.asked_line = np.zeros((self.torque_ticks, n))
         self.given_line = np.zeros((self.torque_ticks, n))
         self.counted = np.zeros(n, dtype=np.int64)
-        self.slot = 0
+        self.detail = np.zeros(2)
+        self._joint = ffi.new("int32_t *")
+        self._c = self._bind(n, limits, min_kp)
         self.imu_prev: np.ndarray | None = None
         self.imu_same = 0
         self.imu_q0 = np.zeros(n)                      # the joints when the imu last changed
         self.low_battery = 0
 
+    def _bind(self, n: int, limits: SensorLimits, min_kp: float) -> Any:
+        w = ffi.new("mk_sensor_watch *")
+        w.n, w.freeze_ticks, w.torque_ticks = n, self.freeze_ticks, self.torque_ticks
+        w.jump_rad, w.min_kp, w.freeze_error = limits.encoder_jump_rad, min_kp, limits.encoder_freeze_error_rad
+        w.torque_min, w.torque_speed, w.torque_share = limits.torque_min, limits.torque_speed, limits.torque_share
+        w.dead_share = DEAD_SHARE
+        self.per_tick = np.ascontiguousarray(self.per_tick, dtype=float)
+        w.per_tick, w.limit = double_ptr(self.per_tick), double_ptr(self.limit)
+        w.knee = double_ptr(self.knee) if self.knee is not None else ffi.NULL
+        w.no_load = double_ptr(self.no_load) if self.no_load is not None else ffi.NULL
+        for name in ("prev", "before", "asked_line", "given_line", "low", "high", "law_now",
+                     "law_before", "scratch"):
+            setattr(w, name, double_ptr(getattr(self, name)))
+        w.same = ffi.cast("int64_t *", ffi.from_buffer(self.same))
+        w.counted = ffi.cast("int64_t *", ffi.from_buffer(self.counted))
+        return w
+
     def reset(self) -> None:
         """Forget the running counts (the robot left the stiff states)."""
-        self.q_prev = None
-        self.have_before = False
+        self._c.have_prev = self._c.have_before = 0
         self.same[:] = 0
         self.counted[:] = 0
         self.imu_prev = None
@@ -103,78 +124,32 @@ class SensorWatch:
                kp: np.ndarray, kd: np.ndarray, tau_ff: np.ndarray, ticks: int = 1) -> Finding | None:
         """The joint_state that arrived this tick against the previous tick's
         command (pos, vel, kp, kd, tau_ff: what the driver's law ran on
-        since); `ticks` since the reading before it (1: one every tick)."""
-        c = self.c
-        prev, self.q_prev = self.q_prev, q.copy()
-        if prev is None:
+        since); `ticks` since the reading before it (1: one every tick).
+        Float64 arrays of the joints; the counting is csrc/watch.c's."""
+        c, n = self.c, len(self.names)
+        for a in (q, qd, tau, pos, vel, kp, kd, tau_ff):
+            if a.dtype != np.float64 or a.shape != (n,) or not a.flags.c_contiguous:
+                raise ValueError(f"sensor watch: {n} contiguous float64 values expected")
+        found = lib.mk_sensor_joints(self._c, *(double_ptr(a) for a in (q, qd, tau, pos, vel, kp, kd, tau_ff)),
+                                     ticks, self._joint, double_ptr(self.detail))
+        if found == lib.MK_SENSOR_OK:
             return None
-        step = np.abs(q - prev)
-        if ticks > 1:
-            step -= (ticks - 1) * self.per_tick     # what its speed allowed between
-        jumped = int(np.argmax(step))
-        if step[jumped] > c.encoder_jump_rad:
-            moved = abs(q[jumped] - prev[jumped])
+        j = int(self._joint[0])
+        if found == lib.MK_SENSOR_JUMP:
+            moved, step = float(self.detail[0]), float(self.detail[1])
             span = "in one tick" if ticks <= 1 else \
-                f"in {ticks} ticks (its speed limit allows {moved - step[jumped]:.2f} more than one tick's)"
-            return Finding("encoder_jump", f"{self.names[jumped]} moved {moved:.2f} rad {span} "
-                           f"(safety.encoder_jump_rad {c.encoder_jump_rad:g}): its encoder", jumped)
-        stiff = kp >= self.min_kp
-        self.same = np.where((q == prev) & stiff, self.same + ticks, 0)
-        frozen = np.flatnonzero((self.same >= self.freeze_ticks) & (np.abs(pos - q) > c.encoder_freeze_error_rad))
-        if len(frozen):
-            j = int(frozen[0])
+                f"in {ticks} ticks (its speed limit allows {moved - step:.2f} more than one tick's)"
+            return Finding("encoder_jump", f"{self.names[j]} moved {moved:.2f} rad {span} "
+                           f"(safety.encoder_jump_rad {c.encoder_jump_rad:g}): its encoder", j)
+        if found == lib.MK_SENSOR_FROZEN:
             return Finding("encoder_frozen", f"{self.names[j]} has read {q[j]:.4f} rad to the last bit for "
                            f"{c.encoder_freeze_ms:g} ms, {abs(pos[j] - q[j]):.2f} rad from its target "
                            "(safety.encoder_freeze_ms): its encoder", j)
-        # The driver runs its law on a command a tick or so after it was
-        # sent (the bus): what it gave since the last reading may be the law
-        # of this command or of the one before, so the smaller of the two is
-        # what it was asked (on real motors with a 2-3 ms delay Go2's trot
-        # read 50-56 % against this command alone, 70-75 % against either).
-        if self.knee is not None and self.no_load is not None:
-            self.low, self.high = envelope(qd, self.limit, self.knee, self.no_load)
-        asked = self._law(q, qd, pos, vel, kp, kd, tau_ff, self.law_now)
-        if self.have_before:
-            b = self.before
-            np.minimum(asked, self._law(q, qd, b[0], b[1], b[2], b[3], b[4], self.law_before), out=asked)
-        b = self.before
-        b[0], b[1], b[2], b[3], b[4] = pos, vel, kp, kd, tau_ff
-        self.have_before = True
         # Fast, a real motor gives less than its law asks by design; but one
         # that gives next to nothing at any speed is dead.
-        nothing = np.abs(tau) < DEAD_SHARE * asked
-        counting = stiff & (asked >= c.torque_min) & ((np.abs(qd) < c.torque_speed) | nothing)
-        self.counted = np.where(counting, self.counted + 1, 0)
-        self.asked_line[self.slot] = asked
-        self.given_line[self.slot] = np.abs(tau)
-        self.slot = (self.slot + 1) % self.torque_ticks
-        full = self.counted >= self.torque_ticks
-        if not full.any():
-            return None
-        asked_sum, given_sum = self.asked_line.sum(axis=0), self.given_line.sum(axis=0)
-        weak = np.flatnonzero(full & (given_sum < c.torque_share * asked_sum))
-        if len(weak):
-            j = int(weak[0])
-            share = given_sum[j] / asked_sum[j]
-            return Finding("motor_weak", f"{self.names[j]} gave {share:.0%} of the torque its law asked for "
-                           f"over {c.torque_ms:g} ms (safety.torque_share {c.torque_share:g}): its motor "
-                           "or driver", j)
-        return None
-
-    def _law(self, q: np.ndarray, qd: np.ndarray, pos: np.ndarray, vel: np.ndarray, kp: np.ndarray,
-             kd: np.ndarray, tau_ff: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """|torque| the driver's law gives for this command at q, qd, into
-        `out`: inside the torque limit and, when the config knows it, the
-        motor's torque-speed envelope at this tick's speeds (self.low/high)."""
-        t = self.scratch
-        np.subtract(vel, qd, out=t)
-        np.multiply(kd, t, out=t)
-        np.subtract(pos, q, out=out)
-        np.multiply(kp, out, out=out)
-        out += t
-        out += tau_ff
-        np.clip(out, self.low, self.high, out=out)
-        return np.abs(out, out=out)
+        return Finding("motor_weak", f"{self.names[j]} gave {float(self.detail[0]):.0%} of the torque its "
+                       f"law asked for over {c.torque_ms:g} ms (safety.torque_share {c.torque_share:g}): "
+                       "its motor or driver", j)
 
     def imu(self, quaternion: np.ndarray, gyro: np.ndarray, accel: np.ndarray, q: np.ndarray,
             ticks: int = 1) -> Finding | None:

@@ -41,22 +41,37 @@ def quat_rpy(q: Sequence[float] | np.ndarray) -> tuple[float, float, float]:
     return roll, pitch, yaw
 
 
-def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+Quat = tuple[float, float, float, float]
+
+
+def quat_product(a: Sequence[float], b: Sequence[float]) -> Quat:
+    """The product a b of two quaternions, in plain floats (the simulated
+    IMU's hot path: a few times faster than on numpy arrays of four)."""
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz,
-                     aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw])
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
+def quat_multiply(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
+    return np.array(quat_product([float(c) for c in a], [float(c) for c in b]))
+
+
+def rotation_quat(rx: float, ry: float, rz: float) -> Quat:
+    """The unit quaternion of the rotation vector (rx, ry, rz), in plain floats."""
+    v = np.array((rx, ry, rz))
+    angle = math.sqrt(v.dot(v))     # summed as np.linalg.norm sums (its BLAS's order)
+    if angle < 1e-12:
+        return (1.0, 0.0, 0.0, 0.0)
+    s = math.sin(angle / 2)
+    return (math.cos(angle / 2), s * rx / angle, s * ry / angle, s * rz / angle)
 
 
 def small_rotation(rx: float, ry: float, rz: float) -> np.ndarray:
     """The unit quaternion of the rotation vector (rx, ry, rz)."""
-    v = np.array([rx, ry, rz])
-    angle = float(np.linalg.norm(v))
-    if angle < 1e-12:
-        return np.array([1.0, 0.0, 0.0, 0.0])
-    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * v / angle])
+    return np.array(rotation_quat(float(rx), float(ry), float(rz)))
 
 
 def rpy_quat(roll: float, pitch: float, yaw: float) -> np.ndarray:

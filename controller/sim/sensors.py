@@ -17,6 +17,7 @@ undelayed.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from controller.robot.angles import quat_multiply, small_rotation
+from controller.robot.angles import quat_product, rotation_quat
 from controller.robot.config.reader import Reader
 
 
@@ -106,9 +107,10 @@ class Sensors:
             self.sigma = self._sigmas(n)
         # One draw per tick for every sensor (zero noise when disabled).
         e = self.rng.standard_normal(len(self.sigma)) * self.sigma * float(self.config.enabled)
-        self.yaw_drift += self.bias[2] * self.dt
-        seen = quat_multiply(small_rotation(0.0, 0.0, self.yaw_drift), quaternion)
-        seen = quat_multiply(seen, small_rotation(e[0], e[1], 0.0))
+        self.yaw_drift += float(self.bias[2]) * self.dt
+        seen = quat_product(quat_product(rotation_quat(0.0, 0.0, self.yaw_drift), quaternion.tolist()),
+                            rotation_quat(float(e[0]), float(e[1]), 0.0))
+        seen_q = np.array(seen)
         q_seen = q + e[2:2 + n]
         for j, held in self.hold_q.items():
             q_seen[j] = held
@@ -116,7 +118,7 @@ class Sensors:
             q=q_seen,
             qd=qd + e[2 + n:2 + 2 * n],
             tau=tau.copy(),
-            quaternion=seen / np.linalg.norm(seen),
+            quaternion=seen_q / math.sqrt(seen_q.dot(seen_q)),
             gyro=gyro + self.bias + e[2 + 2 * n:5 + 2 * n],
             accel=accel + e[5 + 2 * n:8 + 2 * n],
         )
