@@ -55,7 +55,7 @@ class Finding:
 class SensorWatch:
     def __init__(self, limits: SensorLimits, joint_names: list[str], torque_limit: np.ndarray,
                  min_kp: float, tick_hz: float, legs: int = 1, *, v_max: np.ndarray | float) -> None:
-        self.c = limits
+        self._limits = limits
         self.names = joint_names
         n = len(joint_names)
         # rad a joint can move per tick at its speed limit: a reading some
@@ -94,12 +94,26 @@ class SensorWatch:
         self.imu_q0 = np.zeros(n)                      # the joints when the imu last changed
         self.low_battery = 0
 
+    @property
+    def c(self) -> SensorLimits:
+        return self._limits
+
+    @c.setter
+    def c(self, limits: SensorLimits) -> None:
+        """New thresholds for the checks from the next reading on (their
+        windows, in ticks, stay those the watch was made with)."""
+        self._limits = limits
+        self._set_thresholds(self._c, limits)
+
+    def _set_thresholds(self, w: Any, limits: SensorLimits) -> None:
+        w.jump_rad, w.freeze_error = limits.encoder_jump_rad, limits.encoder_freeze_error_rad
+        w.torque_min, w.torque_speed, w.torque_share = limits.torque_min, limits.torque_speed, limits.torque_share
+
     def _bind(self, n: int, limits: SensorLimits, min_kp: float) -> Any:
         w = ffi.new("mk_sensor_watch *")
         w.n, w.freeze_ticks, w.torque_ticks = n, self.freeze_ticks, self.torque_ticks
-        w.jump_rad, w.min_kp, w.freeze_error = limits.encoder_jump_rad, min_kp, limits.encoder_freeze_error_rad
-        w.torque_min, w.torque_speed, w.torque_share = limits.torque_min, limits.torque_speed, limits.torque_share
-        w.dead_share = DEAD_SHARE
+        w.min_kp, w.dead_share = min_kp, DEAD_SHARE
+        self._set_thresholds(w, limits)
         self.per_tick = np.ascontiguousarray(self.per_tick, dtype=float)
         w.per_tick, w.limit = double_ptr(self.per_tick), double_ptr(self.limit)
         w.knee = double_ptr(self.knee) if self.knee is not None else ffi.NULL
