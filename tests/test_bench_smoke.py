@@ -82,8 +82,10 @@ def test_realtime_bench_measures_the_daemon_and_the_baseline(load: Callable[[str
     assert latency["client_send_max_us"] >= 0, why       # the kernel stamps after the client's clock
     assert callback["n"] == latency["n"] and latency["p50_ms"]["median"] < callback["p50_ms"]["median"]
     lead = daemon["socket_lead_us"]
+    # The kernel's stamp (the wall clock's, turned monotonic as it is read)
+    # never after the callback's monotonic one: the turning holds even
+    # while the wall clock moves against the monotonic one (clock_step_ns).
     assert lead["n"] >= 0.9 * daemon["ticks"] and lead["min"] > -20 and lead["p50"] > 0
-    assert abs(daemon["clock_step_ns"]) < 20_000
     # SPEC 2.5: not before 500 ms after the last packet; generous above
     assert len(daemon["timeout_ms"]) == 1 and 500 <= daemon["timeout_ms"][0] < 1000
     assert 0 < daemon["cpu_percent"]["median"] < 100

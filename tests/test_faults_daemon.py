@@ -234,11 +234,18 @@ class IdealBridge:
         self.msg = msgs.joint_state_t()
         self.msg.num_joints = CFG.num_joints
         self.publishing = True
-        self.last_sent_us = 0
+        # CLOCK_MONOTONIC, as the daemon ticks: the wall clock can move
+        # against it (after a VM's pause, this host's ran 5 ms a second fast
+        # for minutes, and a daemon's utime, its monotonic clock plus the
+        # wall clock's offset at its start, drifted 10 ms from this one's).
+        self.last_sent_ns = 0
+        self.damper_ns: int | None = None   # when the first damper joint_cmd after the last send came
         listener.on_joint_cmd = self.on_joint_cmd
 
     def on_joint_cmd(self, jc: msgs.joint_command_t) -> None:
         if not self.publishing:
+            if self.damper_ns is None and not any(jc.kp) and any(jc.kd):
+                self.damper_ns = time.monotonic_ns()
             return
         kp = np.array(jc.kp)
         self.q = np.where(kp > 0, np.array(jc.position), self.q)
@@ -246,7 +253,7 @@ class IdealBridge:
         m.utime = time.time_ns() // 1000
         m.position, m.velocity, m.torque = self.q.tolist(), [0.0] * 12, [0.0] * 12
         self.lcm.publish(CH["joint_state"], m.encode())
-        self.last_sent_us = m.utime
+        self.last_sent_ns = time.monotonic_ns()
 
 
 def test_a_bridge_that_stops_publishing_joint_state_damps_the_robot(start: Start, listener: Listener) -> None:
@@ -255,7 +262,7 @@ def test_a_bridge_that_stops_publishing_joint_state_damps_the_robot(start: Start
     stand(listener)
     bridge.publishing = False
     time.sleep(0.01)                                  # a joint_cmd being answered now ends
-    last_us = bridge.last_sent_us
+    last_ns = bridge.last_sent_ns
     edamp = listener.wait_for(lambda s: s.switch_status == EDAMP, 2)
     # The message carries the gap the daemon measured at the tripping tick: the 50 ms timeout
     # plus up to a tick of the real clock, so 50, 51 or 52 ms (CI once printed 51).
@@ -267,7 +274,9 @@ def test_a_bridge_that_stops_publishing_joint_state_damps_the_robot(start: Start
         first = next(j for j in listener.joint_cmds if j.tick == edamp.tick)
         before = next(j for j in listener.joint_cmds if j.tick == edamp.tick - 1)
     assert any(before.kp) and not any(first.kp) and any(first.kd)      # the damper, that tick
-    after_ms = (edamp.utime - last_us) / 1e3          # daemon tick time vs bridge send time
+    # The damper's first joint_cmd as the bridge received it, after its last send.
+    assert bridge.damper_ns is not None
+    after_ms = (bridge.damper_ns - last_ns) / 1e6
     [lost] = daemon.events("joint_state_lost")
     print(f"damper {after_ms:.1f} ms after the bridge's last joint_state "
           f"(the daemon measured a {lost['gap_ms']} ms gap)")

@@ -166,15 +166,17 @@ class Observed:
     # whether datagrams were lost before it: then the change may have come earlier)
     cmd_socket: list[tuple[int, int, bool]] = field(default_factory=list)
     cmd_seqno: int = -1
-    clock_step_ns: int = 0           # CLOCK_REALTIME stepped against CLOCK_MONOTONIC while listening
+    clock_step_ns: int = 0           # how far CLOCK_REALTIME moved against CLOCK_MONOTONIC while listening
     responses: list[tuple[int, int, int]] = field(default_factory=list)   # (ns, mode, bar)
 
 
-def realtime_offset_ns() -> int:
-    """CLOCK_REALTIME minus CLOCK_MONOTONIC: the tightest of a few paired readings
-    (the two are slewed alike; only a step of the wall clock changes it)."""
+def realtime_offset_ns(tries: int = 20) -> int:
+    """CLOCK_REALTIME minus CLOCK_MONOTONIC: the tightest of a few paired
+    readings. It changes: a step of the wall clock moves it, and so can a
+    slew (after a VM's pause this host's wall clock ran 5 ms a second
+    faster than its monotonic one for minutes)."""
     best = None
-    for _ in range(20):
+    for _ in range(tries):
         a = time.monotonic_ns()
         r = time.time_ns()
         b = time.monotonic_ns()
@@ -187,7 +189,9 @@ def realtime_offset_ns() -> int:
 class KernelStamped:
     """Every datagram of one channel as it reaches a plain UDP socket joined to
     its port's group, stamped by the kernel on arrival (SO_TIMESTAMPNS,
-    CLOCK_REALTIME, turned into CLOCK_MONOTONIC) and handed to `on_payload`
+    CLOCK_REALTIME, turned into CLOCK_MONOTONIC with the clocks' offset read
+    as it is taken, so a wall clock that moves against the monotonic one
+    moves no stamp) and handed to `on_payload`
     with the LCM message's bytes: when the datagram was there for any
     reader, whatever a Python thread then takes to wake. On loopback a sent
     datagram arrives within the sender's own system call, so this also
@@ -217,12 +221,13 @@ class KernelStamped:
                 continue
             if data[:4] != LCM_SHORT or data[8:8 + len(self.prefix)] != self.prefix:
                 continue
+            offset = realtime_offset_ns(3)
+            seen.clock_step_ns = max(seen.clock_step_ns, offset - self.offset, key=abs)
             for level, kind, value in cmsgs:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                     sec, nsec = TIMESPEC.unpack(value[:TIMESPEC.size])
                     self.on_payload(LCM_SEQNO.unpack_from(data, 4)[0], data[8 + len(self.prefix):],
-                                    sec * 1_000_000_000 + nsec - self.offset)
-        seen.clock_step_ns = max(seen.clock_step_ns, realtime_offset_ns() - self.offset, key=abs)
+                                    sec * 1_000_000_000 + nsec - offset)
         self.sock.close()
 
 
@@ -719,8 +724,8 @@ def report(result: dict) -> list[str]:
             notes.append(f"cmd->out as a Python LCM callback saw it p50 "
                          f"{fmt(seen_late['p50_ms'], 2)} p99 {seen_late['all_p99_ms']:.2f} ms")
         if abs(d.get("clock_step_ns", 0)) >= 1000:
-            notes.append(f"the wall clock stepped {d['clock_step_ns'] / 1e3:.0f} us against the "
-                         f"monotonic one during the run (arrival stamps off by up to that)")
+            notes.append(f"the wall clock moved {d['clock_step_ns'] / 1e3:.0f} us against the "
+                         f"monotonic one during the run (each arrival stamp was turned at its own moment)")
         if d["ticks"] < d["ticks_expected"]:
             notes.append(f"{d['ticks_expected'] - d['ticks']} tick traces not received")
         if lat.get("unmatched"):
