@@ -123,7 +123,10 @@ int32_t mk_sensor_joints(mk_sensor_watch *w, const double *q, const double *qd, 
     }
     /* What the law asked: inside the torque limit, or the motor's envelope
      * at this speed when the config knows it; the smaller of this command's
-     * and the one before's. */
+     * and the one before's. The driver runs its law on a command a tick or
+     * so after it was sent (the bus), so what it gave since the last reading
+     * may be either's (on real motors with a 2-3 ms delay Go2's trot read
+     * 50-56 % against this command alone, 70-75 % against either). */
     if (w->knee != NULL && w->no_load != NULL)
         for (int32_t i = 0; i < n; i++) {
             const double share = (w->no_load[i] - fabs(qd[i])) / (w->no_load[i] - w->knee[i]);
