@@ -143,13 +143,18 @@ def record_two_daemons(tmp_path: Path) -> Path:
     return base
 
 
+# realtime: the recorder keeps up below the daemons' SCHED_FIFO priority, as on
+# a robot, and the recording is counted in ticks at 500 Hz. In the parallel
+# udpm pass, without FIFO and beside another test, dog1 once ran 1485 ticks
+# for the 1500 (CI 38; its retry alone passed).
+@pytest.mark.realtime
 def test_two_namespaced_daemons_one_recorded_replays_identically(tmp_path: Path) -> None:
     base = record_two_daemons(tmp_path)
     replayed = motionctl("--namespace", "dog1", "replay", str(base), timeout=120)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert replayed.stdout.startswith("identical: "), replayed.stdout
     ticks = int(replayed.stdout.split()[1])
-    assert ticks > 1500                                 # stand + 2 s of trot at 500 Hz
+    assert ticks > 1500              # over 3 s at 500 Hz: the stand, 1 s of trot and the rest of the run
 
     # A second recording never mixes into the first.
     again = motionctl("record", "-o", str(base), "--duration", "0.1")
