@@ -121,6 +121,11 @@ def test_the_view_follows_the_robot_as_it_walks_2_m(tmp_path: Path) -> None:
                 time.sleep(0.2)
             # A software-GL frame can take seconds on a loaded machine.
             assert robot_on_screen(viewer, 20, display), "2 m away the view shows no robot"
+            # SIGTERM (or Ctrl-C) closes it cleanly: it once segfaulted, aborted
+            # or hung past 10 s, GLFW torn down at exit under its render thread.
+            viewer.terminate()
+            _, err = viewer.communicate(timeout=10)
+            assert viewer.returncode == 130, f"exit {viewer.returncode}: {err[-2000:]}"
         finally:
             subprocess.run([sys.executable, "-m", "controller.cli.motionctl", "hold", "--stop"], cwd=ROOT,
                            env=env, capture_output=True, timeout=10)

@@ -94,27 +94,31 @@ def view(cfg: Config, seconds: float | None = None) -> int:
             raise ViewError(f"cannot open the viewer window ({exc})") from exc
         frames = 0
         end = None if seconds is None else time.monotonic() + seconds
-        with handle:
-            handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-            handle.cam.trackbodyid = model.body("trunk").id
-            handle.cam.distance = 5.0 * float(cfg.stand_height) + 0.3
-            handle.cam.elevation = -18.0
-            handle.cam.azimuth = 120.0
-            while handle.is_running() and (end is None or time.monotonic() < end):
-                state = listener.latest()
-                if state is not None:
-                    data.qpos[0:3] = state.position
-                    data.qpos[3:7] = state.quaternion
-                    data.qpos[qadr] = model_map.positions_to_wire(np.asarray(state.q))
-                    mujoco.mj_kinematics(model, data)
-                    mujoco.mj_comPos(model, data)    # the tracking camera follows subtree_com
-                    handle.sync()
-                    frames += 1
-                time.sleep(1 / 60)
-        # The viewer's window threads must end before the interpreter does:
-        # GLFW is torn down at exit, under a render loop still running.
-        for thread in set(threading.enumerate()) - before:
-            thread.join(5.0)
+        try:
+            with handle:
+                handle.cam.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+                handle.cam.trackbodyid = model.body("trunk").id
+                handle.cam.distance = 5.0 * float(cfg.stand_height) + 0.3
+                handle.cam.elevation = -18.0
+                handle.cam.azimuth = 120.0
+                while handle.is_running() and (end is None or time.monotonic() < end):
+                    state = listener.latest()
+                    if state is not None:
+                        data.qpos[0:3] = state.position
+                        data.qpos[3:7] = state.quaternion
+                        data.qpos[qadr] = model_map.positions_to_wire(np.asarray(state.q))
+                        mujoco.mj_kinematics(model, data)
+                        mujoco.mj_comPos(model, data)    # the tracking camera follows subtree_com
+                        handle.sync()
+                        frames += 1
+                    time.sleep(1 / 60)
+        finally:
+            # The viewer's window threads must end before the interpreter
+            # does, on every way out (Ctrl-C and SIGTERM too): GLFW is torn
+            # down at exit, and under a render loop still running that
+            # segfaulted or aborted the process, or hung it for more than 10 s.
+            for thread in set(threading.enumerate()) - before:
+                thread.join(5.0)
         return frames
     finally:
         listener.close()
