@@ -87,7 +87,10 @@ class SensorWatch:
         self.given_line = np.zeros((self.torque_ticks, n))
         self.counted = np.zeros(n, dtype=np.int64)
         self.detail = np.zeros(2)
+        self._c_detail = double_ptr(self.detail)
         self._joint = ffi.new("int32_t *")
+        self._bound_to: tuple[np.ndarray, ...] | None = None
+        self._c_in: tuple[object, ...] = ()
         self._c = self._bind(n, limits, min_kp)
         self.imu_prev: np.ndarray | None = None
         self.imu_same = 0
@@ -141,11 +144,17 @@ class SensorWatch:
         since); `ticks` since the reading before it (1: one every tick).
         Float64 arrays of the joints; the counting is csrc/watch.c's."""
         c, n = self.c, len(self.names)
-        for a in (q, qd, tau, pos, vel, kp, kd, tau_ff):
-            if a.dtype != np.float64 or a.shape != (n,) or not a.flags.c_contiguous:
-                raise ValueError(f"sensor watch: {n} contiguous float64 values expected")
-        found = lib.mk_sensor_joints(self._c, *(double_ptr(a) for a in (q, qd, tau, pos, vel, kp, kd, tau_ff)),
-                                     ticks, self._joint, double_ptr(self.detail))
+        arrays = (q, qd, tau, pos, vel, kp, kd, tau_ff)
+        bound = self._bound_to
+        # The controller passes the same arrays every tick: checked and turned
+        # into C pointers once, again only when one of them is another object.
+        if bound is None or any(a is not b for a, b in zip(arrays, bound)):
+            for a in arrays:
+                if a.dtype != np.float64 or a.shape != (n,) or not a.flags.c_contiguous:
+                    raise ValueError(f"sensor watch: {n} contiguous float64 values expected")
+            self._bound_to = arrays
+            self._c_in = tuple(double_ptr(a) for a in arrays)
+        found = lib.mk_sensor_joints(self._c, *self._c_in, ticks, self._joint, self._c_detail)
         if found == lib.MK_SENSOR_OK:
             return None
         j = int(self._joint[0])
