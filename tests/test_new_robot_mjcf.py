@@ -122,3 +122,43 @@ def test_a_model_that_is_not_a_12_joint_quadruped_is_refused_with_why(
     err = capsys.readouterr().err
     assert code == 1 and "2 legs hang on the floating body; a quadruped has four" in err
     assert not (tmp_path / "biped.yaml").exists()
+
+
+def with_missing_mesh(tree: Path, collides: bool) -> Path:
+    """Go1's model as a maker ships it without its mesh files: a mesh asset
+    whose file is not there, drawn by a geom on the trunk (visual, or
+    colliding), and a texture whose file is not there either."""
+    contact = "" if collides else ' contype="0" conaffinity="0"'
+    text = (tree / "config" / "physics" / "go1.xml").read_text()
+    text = text.replace('<compiler angle="radian" autolimits="true"/>',
+                        '<compiler angle="radian" autolimits="true" meshdir="assets" texturedir="assets"/>\n'
+                        '  <asset><mesh name="trunk_look" file="trunk.obj"/>'
+                        '<texture name="trunk_skin" type="2d" file="trunk.png"/>'
+                        '<material name="carbon" texture="trunk_skin"/></asset>', 1)
+    text = text.replace("<freejoint/>", f'<freejoint/><geom type="mesh" mesh="trunk_look" material="carbon"{contact}/>', 1)
+    path = tree / "config" / "physics" / "go1_look.xml"
+    path.write_text(text)
+    return path
+
+
+def test_a_makers_model_without_its_mesh_files(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Menagerie's models are often taken without their assets folder: the
+    meshes that only draw the robot are left out, said so, and the robot is
+    the same; a mesh that collides is refused with what to do."""
+    with_missing_mesh(tree, collides=False)
+    code, out, path = new_from(tree, "go1look", "go1_look.xml", capsys)
+    assert code == 0, out
+    lines = check(path, capsys)
+    assert any("files missing, the look they give left out" in line and "mesh trunk.obj (1 visual geom)" in line
+               and "texture trunk.png" in line for line in lines), lines
+    cfg, hand = load_config(path), load_config(ROOT / "config" / "go1.yaml")
+    assert cfg.geometry.mass == pytest.approx(hand.geometry.mass, abs=1e-3)
+    t = Trial(cfg)                                  # the simulator builds its body from it, and it stands
+    assert t.robot.model.nmesh == 0
+    t.send(12)
+    t.run(3.0)
+    assert t.robot.truth().position[2] == pytest.approx(cfg.stand_height, abs=0.01)
+    with_missing_mesh(tree, collides=True)
+    code, out, _ = new_from(tree, "go1hit", "go1_look.xml", capsys)
+    assert code != 0
+    assert "trunk.obj is missing" in out and "collides" in out and "primitive collision geom" in out

@@ -46,6 +46,7 @@ from controller.motion.scripts import load_directory
 from controller.motion.user_gait_files import load_user_gaits
 from controller.robot.config import DEFAULT_CONFIG, Config, ConfigError, load_config, load_fsm
 from controller.robot.config.reader import load_yaml
+from controller.robot.mjcf_figures import maker_spec
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.model_check import own_model_findings
 from controller.sim.own_model import own_model_path
@@ -100,6 +101,10 @@ def run(args: argparse.Namespace, _daemon_cfg: object = None, *,
         print(f"OK   {cfg.path}: {summary(cfg)}", file=out)
         if cfg.scaled and cfg.scale is not None and (cfg.scale.mass, cfg.scale.leg) != (1.0, 1.0):
             print(f"     scaled: {', '.join(cfg.scaled)} left out: {cfg.scale.describe()}", file=out)
+        look = own_model_left_out(cfg)
+        if look:
+            print(f"     sim.mjcf: files missing, the look they give left out (no contact, no mass): "
+                  f"{', '.join(look)}", file=out)
         for warning in refused_at_start(cfg) + inconsistencies(cfg):
             print(f"     warning: {warning}", file=out)
     return 0 if failed == 0 else 1
@@ -160,6 +165,13 @@ def own_model_problem(cfg: Config) -> str | None:
     except Exception as exc:  # noqa: BLE001 - MuJoCo's compiler says what is wrong
         return f"{cfg.path}: sim.mjcf: the model does not compile with what the simulator adds: {exc}"
     return None
+
+
+def own_model_left_out(cfg: Config) -> list[str]:
+    """The mesh and texture files the robot's own MJCF names but its folder
+    lacks, which the simulator leaves out (mjcf_figures.maker_spec)."""
+    path = own_model_path(cfg)
+    return [] if path is None else maker_spec(path, f"{cfg.path}: sim.mjcf")[1]
 
 
 def refused_at_start(cfg: Config) -> list[str]:

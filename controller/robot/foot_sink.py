@@ -26,7 +26,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import compile_mjcf, floating_body
+from controller.robot.mjcf_figures import compile_mjcf, floating_body, maker_spec
 
 SETTLE_S = 1.5                     # s of standing before the depth is read
 HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the stand
@@ -43,9 +43,7 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
     own = (path.parent / str(sim["mjcf"])).resolve()
     where = f"{path}: sim.mjcf"
     compile_mjcf(own, where)                        # a clear error for a broken file
-    spec = mujoco.MjSpec.from_file(str(own))
-    for attr in ("meshdir", "texturedir"):
-        setattr(spec, attr, str((own.parent / (getattr(spec, attr) or "")).resolve()))
+    spec, _ = maker_spec(own, where)
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1])
     model = spec.compile()
     data = mujoco.MjData(model)

@@ -37,18 +37,59 @@ def mjcf_path(config_path: Path, sim: dict[str, Any]) -> Path | None:
     return None if name is None else (config_path.parent / str(name)).resolve()
 
 
-def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
-    """The model at `path` compiled as MuJoCo reads it (mesh and texture
-    directories relative to the file); a ConfigError saying why not."""
+def maker_spec(path: Path, where: str) -> tuple[Any, list[str]]:
+    """The model at `path` as an MjSpec, asset directories made absolute,
+    and what was left out of it: a maker's model is often shared without its
+    mesh and texture files (they give its look, not its physics). A mesh
+    whose file is missing is dropped with the geoms that draw it when every
+    one of them is visual (no contact) on a body whose mass is written out
+    (an explicit inertial); a missing texture is dropped from its materials.
+    A missing mesh that collides or weighs is a ConfigError naming it."""
     import mujoco
     if not path.is_file():
         raise ConfigError(f"{where}: {path} is not a file")
     try:
         spec = mujoco.MjSpec.from_file(str(path))
-        for attr in ("meshdir", "texturedir"):
-            setattr(spec, attr, str((path.parent / (getattr(spec, attr) or "")).resolve()))
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's parser says what is wrong
+        raise ConfigError(f"{where}: {path} does not load: {exc}") from exc
+    for attr in ("meshdir", "texturedir"):
+        setattr(spec, attr, str((path.parent / (getattr(spec, attr) or "")).resolve()))
+    left_out: list[str] = []
+    for mesh in list(spec.meshes):
+        if not mesh.file or (Path(spec.meshdir) / mesh.file).is_file():
+            continue
+        users = [g for g in spec.geoms if g.meshname == mesh.name]
+        for g in users:
+            if g.contype or g.conaffinity:
+                raise ConfigError(f"{where}: mesh file {Path(spec.meshdir) / mesh.file} is missing and geom "
+                                  f"{g.name or '(unnamed)'} of body {g.parent.name!r} collides with it: "
+                                  "put the mesh file there, or give the body a primitive collision geom")
+            if not g.parent.explicitinertial:
+                raise ConfigError(f"{where}: mesh file {Path(spec.meshdir) / mesh.file} is missing and body "
+                                  f"{g.parent.name!r} takes its mass from that mesh (no <inertial>): "
+                                  "put the mesh file there")
+        for g in users:
+            spec.delete(g)
+        spec.delete(mesh)
+        left_out.append(f"mesh {mesh.file} ({len(users)} visual geom{'s' * (len(users) != 1)})")
+    for texture in list(spec.textures):
+        if not texture.file or (Path(spec.texturedir) / texture.file).is_file():
+            continue
+        for material in spec.materials:
+            material.textures = ["" if t == texture.name else t for t in material.textures]
+        spec.delete(texture)
+        left_out.append(f"texture {texture.file}")
+    return spec, left_out
+
+
+def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
+    """The model at `path` compiled as MuJoCo reads it (mesh and texture
+    directories relative to the file; missing look-only files left out, see
+    maker_spec); a ConfigError saying why not."""
+    spec, _ = maker_spec(path, where)
+    try:
         return spec.compile()
-    except Exception as exc:  # noqa: BLE001 - MuJoCo's parser and compiler say what is wrong
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's compiler says what is wrong
         raise ConfigError(f"{where}: {path} does not load: {exc}") from exc
 
 

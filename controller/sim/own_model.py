@@ -39,7 +39,7 @@ import numpy as np
 
 from controller.robot.config import Config, ConfigError
 from controller.robot.config.joint_map import JointMap
-from controller.robot.mjcf_figures import end_geom, reach_below
+from controller.robot.mjcf_figures import end_geom, maker_spec, reach_below
 from controller.sim.model import TIMESTEP
 
 
@@ -71,15 +71,8 @@ def own_mjcf(cfg: Config) -> str:
     as an XML string that compiles anywhere (asset directories made absolute)."""
     path = own_model_path(cfg)
     assert path is not None
-    if not path.is_file():
-        raise ConfigError(f"{cfg.path}: sim.mjcf: {path} is not a file")
-    try:
-        spec = mujoco.MjSpec.from_file(str(path))
-    except Exception as exc:  # noqa: BLE001 - MuJoCo's parser says what is wrong
-        raise ConfigError(f"{cfg.path}: sim.mjcf: {path} does not load: {exc}") from exc
+    spec, _ = maker_spec(path, f"{cfg.path}: sim.mjcf")
     names, jm = model_joints(cfg)
-    for attr in ("meshdir", "texturedir"):
-        setattr(spec, attr, str((path.parent / (getattr(spec, attr) or "")).resolve()))
     spec.option.timestep = TIMESTEP
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     trunk = _floating_body(spec, cfg)
