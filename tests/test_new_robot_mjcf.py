@@ -135,7 +135,8 @@ def with_missing_mesh(tree: Path, collides: bool) -> Path:
                         '  <asset><mesh name="trunk_look" file="trunk.obj"/>'
                         '<texture name="trunk_skin" type="2d" file="trunk.png"/>'
                         '<material name="carbon" texture="trunk_skin"/></asset>', 1)
-    text = text.replace("<freejoint/>", f'<freejoint/><geom type="mesh" mesh="trunk_look" material="carbon"{contact}/>', 1)
+    text = text.replace("<freejoint/>",
+                        f'<freejoint/><geom type="mesh" mesh="trunk_look" material="carbon"{contact}/>', 1)
     path = tree / "config" / "physics" / "go1_look.xml"
     path.write_text(text)
     return path
