@@ -356,6 +356,11 @@ def test_an_own_mjcf_is_built_as_the_simulator_builds_it(tree: Path, name: str, 
     ("no_limits", lambda x: re.sub(r' ctrlrange="[^"]*"', "", x), "the model gives no torque limit for 12 joints"),
     ("weak_calves", lambda x: x.replace('ctrlrange="-45.43 45.43"', 'ctrlrange="-30 30"'),
      "torque_limit differs from the model's actuators on 4 joints"),
+    # Spot's way: the limits on the joints (actuatorfrcrange), none on the actuators.
+    ("joint_limits", lambda x: re.sub(r' ctrlrange="[^"]*"', "", x).replace(
+        '<default class="knee"><joint ', '<default class="knee"><joint actuatorfrcrange="-30 30" ').replace(
+        '<joint axis="0 1 0" ', '<joint axis="0 1 0" actuatorfrcrange="-23.7 23.7" '),
+     "torque_limit differs from the model's actuators on 4 joints (FL_calf_joint: the model 30 N m"),
 ])
 def test_an_own_mjcf_that_builds_is_warned_of_what_will_cost_the_robot(
         tree: Path, name: str, edit: Callable[[str], str], expected: str,

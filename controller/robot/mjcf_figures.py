@@ -71,7 +71,8 @@ def maker_spec(path: Path, where: str) -> tuple[Any, list[str]]:
         for g in users:
             spec.delete(g)
         spec.delete(mesh)
-        left_out.append(f"mesh {mesh.file} ({len(users)} visual geom{'s' * (len(users) != 1)})")
+        left_out.append(f"mesh {mesh.file} ({len(users)} visual geom{'s' * (len(users) != 1)})" if users
+                        else f"mesh {mesh.file} (unused)")
     for texture in list(spec.textures):
         if not texture.file or (Path(spec.texturedir) / texture.file).is_file():
             continue

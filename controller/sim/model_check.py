@@ -27,6 +27,7 @@ import numpy as np
 from controller.robot.config import Config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, HumanoidLegKinematics
+from controller.robot.mjcf_figures import maker_spec
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.own_model import model_joints, own_model_path
@@ -58,7 +59,7 @@ def own_model_findings(cfg: Config) -> list[str]:
     out = _kinematics(cfg, model, names, jm) + _soles(cfg, model, names, jm) + _axes(cfg, model, names, jm)
     out += _damping(model, names)
     out += _soft_feet(cfg, model)
-    out += _torques(cfg, mujoco.MjSpec.from_file(str(path)), names, jm)
+    out += _torques(cfg, maker_spec(path, f"{cfg.path}: sim.mjcf")[0], names, jm)
     return out
 
 
@@ -206,7 +207,8 @@ def _soft_feet(cfg: Config, model: Any) -> list[str]:
 
 def _torques(cfg: Config, spec: Any, names: list[str], jm: Any) -> list[str]:
     """The maker's actuators' torque limits (forcerange, else ctrlrange times
-    gear for a motor) against the config's, per joint."""
+    gear for a motor, else the joint's actuatorfrcrange) against the
+    config's, per joint."""
     limit = cfg.torque_limit[jm.order]             # per wire slot, as the simulator's motors use it
     theirs: dict[str, float] = {}
     for actuator in spec.actuators:
@@ -219,6 +221,11 @@ def _torques(cfg: Config, spec: Any, names: list[str], jm: Any) -> list[str]:
         elif actuator.ctrllimited != mujoco.mjtLimited.mjLIMITED_FALSE and actuator.ctrlrange[1] > 0 \
                 and actuator.biastype == mujoco.mjtBias.mjBIAS_NONE:
             theirs[actuator.target] = float(max(abs(actuator.ctrlrange[0]), abs(actuator.ctrlrange[1]))) * gear
+    for joint in spec.joints:                      # a joint's own actuator force range
+        if joint.name in names and joint.name not in theirs and (
+                joint.actfrclimited == mujoco.mjtLimited.mjLIMITED_TRUE or
+                (joint.actfrclimited == mujoco.mjtLimited.mjLIMITED_AUTO and joint.actfrcrange[1] > 0)):
+            theirs[joint.name] = float(max(abs(joint.actfrcrange[0]), abs(joint.actfrcrange[1])))
     missing = [n for n in names if n not in theirs]
     out = []
     if missing:
