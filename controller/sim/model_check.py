@@ -27,8 +27,8 @@ import numpy as np
 from controller.robot.config import Config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.humanoid_kinematics import LEG_SIDES, HumanoidGeometry, HumanoidLegKinematics
-from controller.robot.mjcf_figures import maker_spec
 from controller.robot.kinematics import QuadrupedKinematics
+from controller.robot.mjcf_figures import maker_spec
 from controller.sim.mjcf import robot_mjcf
 from controller.sim.own_model import model_joints, own_model_path
 
