@@ -207,8 +207,11 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     assert motionctl.main(["new-robot", "mydog", "-o", str(tmp_path / "mydog.yaml")]) == 0
     asked = []
 
-    def fake(config_path, goal, worlds, **_):
+    starts = {}
+
+    def fake(config_path, goal, worlds, start=None, **_):
         asked.append(goal.name)
+        starts[goal.name] = (len(worlds), start)
         cfg = load_config(config_path)
         return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
 
@@ -218,6 +221,15 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
                            "-o", str(tmp_path / "trajectories" / "mydog"), "--generations", "1"])
     assert code == 0, capsys.readouterr().err
     assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back"]
+    # The jumps from the optimiser's guess in the five margin worlds; the
+    # roll-over from CyberDog 2's recorded parameters, in the unchanged world.
+    assert all(starts[name][0] >= 5 and starts[name][1] is None for name in asked[:-1]), starts
+    seed = yaml.safe_load((ROOT / "config" / "trajectories" / "cyberdog2" / "RollBack.yaml").read_text())
+    worlds, start = starts["roll-back"]
+    assert worlds == 1 and start is not None
+    cfg = load_config(tmp_path / "mydog.yaml")
+    names = [p.name for p in motion_optimiser.GOALS["roll-back"].params(cfg)]
+    assert start == [seed["optimised"]["parameters"][n] for n in names]
     written = sorted(p.stem for p in (tmp_path / "trajectories" / "mydog").glob("*.yaml"))
     assert written == sorted(["JumpYawLeft", "JumpYawRight", "JumpLong", "JumpLeft", "JumpRight", "JumpShort",
                               "JumpHigh", "JumpDownStair", "RollBack"])
