@@ -59,6 +59,22 @@ def test_written_joint_damping_and_foot_sink_win_over_the_model(tmp_path: Path) 
     assert isinstance(cfg.geometry, Geometry) and cfg.geometry.foot_sink == 0.004
 
 
+def test_the_feet_sink_is_measured_on_unnamed_feet_too(tmp_path: Path) -> None:
+    """Without sim.mjcf_feet (Menagerie's feet are `class="foot"`, unnamed)
+    the sink is measured on the geoms at the legs' ends, as the simulator
+    finds the feet: the same figure (it was 0, and Spot stood 12.8 mm under
+    its height in every row)."""
+    shutil.copytree(CFG.path.parent, tmp_path / "config")
+    shutil.copytree(CFG.path.parent.parent / "gaits", tmp_path / "gaits")
+    data = yaml.safe_load(CFG.path.read_text())
+    del data["sim"]["mjcf_feet"]
+    path = tmp_path / "config" / "go1_unnamed_feet.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    cfg = load_config(path)
+    assert isinstance(cfg.geometry, Geometry)
+    assert cfg.geometry.foot_sink == GEOMETRY.foot_sink
+
+
 def test_go1_trots_at_its_command_on_the_makers_damped_joints() -> None:
     """The maker's joints carry 1-2 N m s/rad of damping, which cost the
     trot 40 % of its speed until the controller added it back (joint_damping

@@ -11,7 +11,8 @@ derived from the solimp figures: the model compiled by MuJoCo on a flat
 floor, its joints held at the stand pose (through the joint map) by a stiff
 PD of our own (its actuators silenced), stood for SETTLE_S; the feet's mean
 depth below their lowest point is the figure. The feet are the geoms
-`sim.mjcf_feet` names; without it the figure is 0 (write it).
+`sim.mjcf_feet` names; without it, the collision geom at each leg's end (as
+the simulator finds a maker's unnamed feet).
 
 Read at config load, once: a figure of the model, as its masses are
 (controller/robot/mjcf_figures.py), never the running simulation's.
@@ -26,7 +27,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import compile_mjcf, floating_body, maker_spec
+from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body, maker_spec
 
 SETTLE_S = 1.5                     # s of standing before the depth is read
 HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the stand
@@ -35,10 +36,11 @@ HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the 
 def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometry: Geometry,
                        stand_height: float, stand_com_x: float, joint_map: Any) -> float:
     """Metres the feet stand below their lowest point on a flat floor at the
-    stand pose (0 when they do not sink, or `sim.mjcf_feet` is not given)."""
+    stand pose (0 when they do not sink). The feet are the geoms
+    `sim.mjcf_feet` names, else the collision geom at each leg's end."""
     import mujoco
     feet, joints = sim.get("mjcf_feet"), sim.get("mjcf_joints")
-    if not isinstance(feet, dict) or not isinstance(joints, list):
+    if not isinstance(joints, list):
         return 0.0
     own = (path.parent / str(sim["mjcf"])).resolve()
     where = f"{path}: sim.mjcf"
@@ -49,11 +51,20 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
     data = mujoco.MjData(model)
     ids = [model.joint(str(n)).id for n in joints]      # checked by joint_damping's loader
     foot_ids = []
-    for leg in legs:
-        g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, str(feet.get(leg)))
-        if g < 0:
-            raise ConfigError(f"{path}: sim.mjcf_feet.{leg}: no geom named {feet.get(leg)!r} in the model")
-        foot_ids.append(g)
+    if isinstance(feet, dict):
+        for leg in legs:
+            g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, str(feet.get(leg)))
+            if g < 0:
+                raise ConfigError(f"{path}: sim.mjcf_feet.{leg}: no geom named {feet.get(leg)!r} in the model")
+            foot_ids.append(g)
+    else:
+        # Unnamed feet (Menagerie's `class="foot"`): the collision geom at
+        # each leg's end, as the simulator finds them (sim/own_model.py).
+        mujoco.mj_forward(model, data)
+        ends = {end_geom(model, data, j) for j in ids} - {None}
+        if len(ends) != len(legs):
+            return 0.0
+        foot_ids = sorted(g for g in ends if g is not None)
     qadr = np.array([model.jnt_qposadr[j] for j in ids])
     dadr = np.array([model.jnt_dofadr[j] for j in ids])
     kin = QuadrupedKinematics(geometry)
