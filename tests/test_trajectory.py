@@ -209,9 +209,9 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
 
     starts = {}
 
-    def fake(config_path, goal, worlds, start=None, **_):
+    def fake(config_path, goal, worlds, start=None, sigma=None, **_):
         asked.append(goal.name)
-        starts[goal.name] = (len(worlds), start)
+        starts[goal.name] = (len(worlds), start, sigma)
         cfg = load_config(config_path)
         return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
 
@@ -223,10 +223,10 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back"]
     # The jumps from the optimiser's guess in the five margin worlds; the
     # roll-over from CyberDog 2's recorded parameters, in the unchanged world.
-    assert all(starts[name][0] >= 5 and starts[name][1] is None for name in asked[:-1]), starts
+    assert all(starts[name][0] >= 5 and starts[name][1:] == (None, 0.25) for name in asked[:-1]), starts
     seed = yaml.safe_load((ROOT / "config" / "trajectories" / "cyberdog2" / "RollBack.yaml").read_text())
-    worlds, start = starts["roll-back"]
-    assert worlds == 1 and start is not None
+    worlds, start, sigma = starts["roll-back"]
+    assert worlds == 1 and start is not None and sigma == 0.15
     cfg = load_config(tmp_path / "mydog.yaml")
     names = [p.name for p in motion_optimiser.GOALS["roll-back"].params(cfg)]
     assert start == [seed["optimised"]["parameters"][n] for n in names]
