@@ -23,7 +23,6 @@ INCREMENTAL_GAITS = (1, 3)
 CONTINUOUS_PERIOD = 1000
 RPY_MIN = np.array([-0.47, -0.25, -0.65])
 RPY_MAX = np.array([0.47, 0.30, 0.65])
-HEIGHT_RANGE = (0.15, 0.35)
 ANG_RATE, ANG_ACC = 2.0, 10.0
 LIN_RATE, LIN_ACC = 0.5, 3.0
 LIMIT_MARGIN = 0.04
@@ -138,7 +137,7 @@ class QpStand(Behaviour):
     def _absolute_step(self, block: Block) -> None:
         dt = self.robot.dt
         target = np.zeros(6)
-        target[2] = float(np.clip(block.pos_des[2], *HEIGHT_RANGE)) - self.height0
+        target[2] = float(np.clip(block.pos_des[2], *self.cfg.posture_height_range)) - self.height0
         target[3:] = np.clip(np.asarray(block.rpy_des), RPY_MIN, RPY_MAX)
         lin, lin_rate = rate_limited(self.pose[:3], self.rate[:3], target[:3], LIN_RATE, LIN_ACC, dt)
         ang, ang_rate = rate_limited(self.pose[3:], self.rate[3:], target[3:], ANG_RATE, ANG_ACC, dt)

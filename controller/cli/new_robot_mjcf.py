@@ -90,7 +90,7 @@ def fill_from_model(text: str, figures: MakerQuadruped, model: str, physics_line
 
 # CyberDog 2's heights and stride in the skeleton, scaled to the model's
 # stand height and leg length (still marked: a first guess, to measure).
-BY_HEIGHT = ("pose_height_range", "locomotion.body_height", "locomotion.height_range",
+BY_HEIGHT = ("pose_height_range", "posture_height_range", "locomotion.body_height", "locomotion.height_range",
              "locomotion.vertical_leg_height", "sim.rest_height")
 BY_LEG = ("locomotion.half_stride",)
 

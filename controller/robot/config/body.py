@@ -43,10 +43,10 @@ def check_poses(pr: Reader, kind: str, poses: dict[str, np.ndarray], names: list
             raise pr.fail(pose_name, f"outside the joint limits at {bad}")
 
 
-def height_range(r: Reader, default: tuple[float, float]) -> tuple[float, float]:
-    if "pose_height_range" not in r.data:
+def height_range(r: Reader, default: tuple[float, float], key: str = "pose_height_range") -> tuple[float, float]:
+    if key not in r.data:
         return default
-    lo, hi = r.vector("pose_height_range", 2)
+    lo, hi = r.vector(key, 2)
     if not 0.02 <= lo < hi <= 3.0:
-        raise r.fail("pose_height_range", f"expected 0.02 <= min < max <= 3, got {[lo, hi]}")
+        raise r.fail(key, f"expected 0.02 <= min < max <= 3, got {[lo, hi]}")
     return float(lo), float(hi)

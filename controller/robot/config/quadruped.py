@@ -123,6 +123,7 @@ def load_quadruped(r: Reader, path: Path) -> dict[str, Any]:
         "gains": gains,
         "scale": scale,
         "pose_height_range": height_range(r, (0.10, 0.30)),   # SPEC §6.1
+        "posture_height_range": height_range(r, (0.15, 0.35), "posture_height_range"),   # mode 3, SPEC §6
         "motor_ctrl_mutation_limit": tile(np.radians(mr.vector("mutation_limit_deg", 3))),
         "motor_ctrl_limit_margin": mr.number("limit_margin", 0.0, 0.5),
         "locomotion": load_locomotion(r, path) if "locomotion" in r.data else None,
