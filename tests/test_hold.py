@@ -113,6 +113,34 @@ def test_requests_over_the_socket_and_a_second_hold_refused(tmp_path: Path) -> N
     assert request(path, {"op": "status"}) is None      # gone, and its socket with it
 
 
+def test_a_poll_while_the_hold_starts_leaves_its_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hold --start` polls the socket while the hold starts; a poll between
+    the hold's bind and its listen once took the bound file for a dead
+    hold's and removed it (CI 43: the hold exited at its chmod). A poll is
+    made there now: it finds no hold, and the hold's socket is in place."""
+    from controller.cli import hold as hold_module
+    path = tmp_path / "h.sock"
+    polled = []
+    chmod = os.chmod
+
+    def chmod_then_poll(target: object, mode: int) -> None:
+        chmod(target, mode)                       # type: ignore[arg-type]
+        polled.append(request(path, {"op": "status"}))
+    monkeypatch.setattr(hold_module.os, "chmod", chmod_then_poll)
+    hold, _ = make_hold(tmp_path, idle_s=1e9)
+    assert polled == [None]
+    thread = threading.Thread(target=hold.run, daemon=True)     # a failure here must not hang the suite
+    thread.start()
+    try:
+        answer = request(path, {"op": "status"})
+        assert answer is not None and answer["pid"] == os.getpid()
+        assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    finally:
+        request(path, {"op": "stop"})
+        thread.join(5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_no_hold_and_a_stale_socket_read_as_none(tmp_path: Path) -> None:
     assert request(tmp_path / "none.sock", {"op": "status"}) is None
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

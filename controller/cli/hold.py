@@ -124,11 +124,17 @@ class Hold:
         """Bind the socket; HoldError if another hold serves this controller."""
         if request(self.path, {"op": "status"}) is not None:
             raise HoldError(f"a hold already runs for this controller ({self.path})")
+        # Bound under another name and moved into place once it listens: a
+        # socket file that is bound but not listening reads as a dead hold's,
+        # which `request` removes, and `hold --start` polls it while this
+        # starts (it once removed the file between the bind and the chmod).
+        staged = self.path.with_name(f"{self.path.name}.{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        self.server.bind(str(self.path))
-        os.chmod(self.path, 0o600)
+            staged.unlink()
+        self.server.bind(str(staged))
+        os.chmod(staged, 0o600)
         self.server.listen(8)
+        os.replace(staged, self.path)
         self.server.setblocking(False)
         self.life = last_life_count(self.link)
 
