@@ -128,7 +128,8 @@ class Hold:
         # socket file that is bound but not listening reads as a dead hold's,
         # which `request` removes, and `hold --start` polls it while this
         # starts (it once removed the file between the bind and the chmod).
-        staged = self.path.with_name(f"{self.path.name}.{os.getpid()}")
+        # (a name no longer than the real one: a socket path has 107 bytes)
+        staged = self.path.with_name(f".{os.getpid():x}.sock")
         with contextlib.suppress(FileNotFoundError):
             staged.unlink()
         self.server.bind(str(staged))
