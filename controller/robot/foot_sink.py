@@ -27,7 +27,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body, maker_spec
+from controller.robot.mjcf_figures import end_geom, floating_body, leg_end_slots, maker_spec
 
 SETTLE_S = 1.5                     # s of standing before the depth is read
 HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the stand
@@ -44,10 +44,12 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
         return 0.0
     own = (path.parent / str(sim["mjcf"])).resolve()
     where = f"{path}: sim.mjcf"
-    compile_mjcf(own, where)                        # a clear error for a broken file
     spec, _ = maker_spec(own, where)
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5.0, 5.0, 0.1])
-    model = spec.compile()
+    try:
+        model = spec.compile()
+    except Exception as exc:  # noqa: BLE001 - MuJoCo's compiler says what is wrong
+        raise ConfigError(f"{where}: {own} does not load: {exc}") from exc
     data = mujoco.MjData(model)
     ids = [model.joint(str(n)).id for n in joints]      # checked by joint_damping's loader
     foot_ids = []
@@ -61,10 +63,11 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
         # Unnamed feet (Menagerie's `class="foot"`): the collision geom at
         # each leg's end, as the simulator finds them (sim/own_model.py).
         mujoco.mj_forward(model, data)
-        ends = {end_geom(model, data, j) for j in ids} - {None}
-        if len(ends) != len(legs):
-            return 0.0
-        foot_ids = sorted(g for g in ends if g is not None)
+        for slot in leg_end_slots(len(legs), joint_map.order):
+            g = end_geom(model, data, ids[slot])
+            if g is None:
+                return 0.0                              # the simulator says why, when it builds the body
+            foot_ids.append(g)
     qadr = np.array([model.jnt_qposadr[j] for j in ids])
     dadr = np.array([model.jnt_dofadr[j] for j in ids])
     kin = QuadrupedKinematics(geometry)

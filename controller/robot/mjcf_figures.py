@@ -168,6 +168,15 @@ def end_geom(model: mujoco.MjModel, data: mujoco.MjData, joint: int) -> int | No
     return max(candidates, key=lambda g: float(np.linalg.norm(data.geom_xpos[g] - anchor)))
 
 
+def leg_end_slots(legs: int, order: Any) -> list[int]:
+    """Per leg, the wire slot of its last joint (the one a foot found by
+    end_geom hangs from): the controller's joints are leg-major, `order`
+    maps each wire slot to one of them (JointMap.order)."""
+    slots = [int(i) for i in order]
+    per = len(slots) // legs
+    return [slots.index((k + 1) * per - 1) for k in range(legs)]
+
+
 def reach_below(model: mujoco.MjModel, data: mujoco.MjData, g: int) -> float:
     """How far geom g reaches below its centre in `data`'s pose (m): a
     sphere its radius, a capsule its radius and half its tilted length, any

@@ -39,7 +39,7 @@ import numpy as np
 
 from controller.robot.config import Config, ConfigError
 from controller.robot.config.joint_map import JointMap
-from controller.robot.mjcf_figures import end_geom, maker_spec, reach_below
+from controller.robot.mjcf_figures import end_geom, leg_end_slots, maker_spec, reach_below
 from controller.sim.model import TIMESTEP
 
 
@@ -231,11 +231,9 @@ def _end_geoms(spec: Any, cfg: Config, names: list[str], jm: JointMap) -> dict[s
     model = spec.copy().compile()
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    order = list(jm.order)                        # wire slot -> the controller's joint
     found = {}
-    for leg in cfg.legs:
-        last = max(i for i, n in enumerate(cfg.joint_names) if n.startswith(f"{leg}_"))
-        joint = model.joint(names[order.index(last)])
+    for leg, slot in zip(cfg.legs, leg_end_slots(len(cfg.legs), jm.order)):
+        joint = model.joint(names[slot])
         end = end_geom(model, data, joint.id)
         if end is None:
             raise ConfigError(f"{cfg.path}: sim.mjcf: no collision geom below {joint.name} to stand on "
