@@ -65,7 +65,6 @@ def load_humanoid(r: Reader, path: Path) -> dict[str, Any]:
         "stand_com_x": 0.0,
         "gains": gains,
         "pose_height_range": height_range(r, (0.8 * stand_height, stand_height)),
-        "posture_height_range": height_range(r, (0.8 * stand_height, stand_height), "posture_height_range"),
         "walk": walk,
         "mof": load_mof(r, path, names, (q_min_a, q_max_a, v_max), gains),
         "fall": load_optional_fall(r, poses, gains),

@@ -58,8 +58,8 @@ class Config:
     stand_com_x: float
     gains: dict[str, Gains]
     pose_height_range: tuple[float, float]   # mode 21 gait 5 clamps the height into it
-    posture_height_range: tuple[float, float]   # mode 3's absolute posture clamps the height into it
     motor_ctrl_mutation_limit: np.ndarray | None = None  # rad per joint; None: no mode 15
+    posture_height_range: tuple[float, float] = (0.15, 0.35)   # quadruped mode 3 clamps the height into it
     motor_ctrl_limit_margin: float = 0.0
     locomotion: LocomotionConfig | None = None   # quadruped gait generator
     walk: WalkConfig | None = None               # biped walk
