@@ -216,14 +216,23 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
         return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
 
     monkeypatch.setattr(motion_optimiser, "optimise", fake)
+    from controller.sim import two_leg_optimiser
+
+    def fake_two_leg(config_path, worlds, **_):
+        asked.append("two-leg")
+        starts["two-leg"] = (len(worlds), None, None)
+        cfg = load_config(config_path)
+        return Result(two_leg_optimiser.start_values(cfg, "go2"), 0.3, [{"world": "unchanged", "cost": 0.3}], 1, 1)
+
+    monkeypatch.setattr(two_leg_optimiser, "optimise", fake_two_leg)
     capsys.readouterr()
     code = motionctl.main(["--config", str(tmp_path / "mydog.yaml"), "optimise", "all",
                            "-o", str(tmp_path / "trajectories" / "mydog"), "--generations", "1"])
     assert code == 0, capsys.readouterr().err
-    assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back"]
+    assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back", "two-leg"]
     # The jumps from the optimiser's guess in the five margin worlds; the
     # roll-over from CyberDog 2's recorded parameters, in the unchanged world.
-    assert all(starts[name][0] >= 5 and starts[name][1:] == (None, 0.25) for name in asked[:-1]), starts
+    assert all(starts[name][0] >= 5 and starts[name][1:] == (None, 0.25) for name in asked[:-2]), starts
     seed = yaml.safe_load((ROOT / "config" / "trajectories" / "cyberdog2" / "RollBack.yaml").read_text())
     worlds, start, sigma = starts["roll-back"]
     assert worlds == 1 and start is not None and sigma == 0.15
@@ -233,12 +242,18 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     written = sorted(p.stem for p in (tmp_path / "trajectories" / "mydog").glob("*.yaml"))
     assert written == sorted(["JumpYawLeft", "JumpYawRight", "JumpLong", "JumpLeft", "JumpRight", "JumpShort",
                               "JumpHigh", "JumpDownStair", "RollBack"])
+    assert starts["two-leg"][0] == 5          # the card's five worlds
     cfg = load_config(tmp_path / "mydog_optimised.yaml")
     assert cfg.robot == "mydog" and cfg.scripts is not None
     assert {g: n[0] for g, n in cfg.scripts.modes[16].gaits.items()} == {
         0: "JumpYawLeft", 1: "JumpLong", 2: "JumpLeft", 3: "JumpYawRight", 4: "JumpShort", 5: "JumpRight",
         6: "JumpHigh", 9: "JumpDownStair"}
     assert cfg.scripts.rolls == {"back": "RollBack"}
+    # The two-leg stand: its searched figures and mode 64, the mass model
+    # read from the robot's physics file.
+    assert cfg.scripts.modes[64].kind == "two_leg" and sorted(cfg.scripts.modes[64].gaits) == [0, 10]
+    assert cfg.two_leg.plan.kneel_height == pytest.approx(0.964 * cfg.stand_height, abs=1e-4)
+    assert cfg.mass_model is not None and cfg.mass_model.total == pytest.approx(cfg.geometry.mass, rel=0.02)
     right = load(tmp_path / "trajectories" / "mydog" / "JumpRight.yaml", cfg.joint_names, cfg.tick_hz)
     left = load(tmp_path / "trajectories" / "mydog" / "JumpLeft.yaml", cfg.joint_names, cfg.tick_hz)
     fr, fl = cfg.joint_names.index("FR_abad"), cfg.joint_names.index("FL_abad")

@@ -32,6 +32,7 @@ from controller.behaviours.base import Behaviour, QuadrupedRobot, TickContext, r
 from controller.motion import gestures
 from controller.motion.two_leg import Ref, TwoLegBalance, min_jerk
 from controller.protocol.block import Block
+from controller.robot.config.damping import given_back
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.config.two_leg import TwoLegPlan
@@ -93,6 +94,7 @@ class TwoLegStand(Behaviour):
         self.balance = TwoLegBalance(self.kin, cfg.mass_model, cfg.balance.inertia, robot.dt,
                                      cfg.two_leg.gains)
         self.pose_kp, self.pose_kd = robot.gains("pose")
+        self.damping = given_back(cfg.joint_damping)      # None: the joints have none
         self.stage = "done"
         self.stage_tick = 0
         self.gait = 0
@@ -252,6 +254,13 @@ class TwoLegStand(Behaviour):
         bal.step(b.rot, b.feet, b.jacobian, ctx.q, pitch_ref, height_ref, x_ref + self.x_trim,
                  self.yaw_ref, self.cfg.torque_limit)
         self.kernel.tau_ff[:] = bal.tau
+        if self.damping is not None:
+            # A torque-controlled joint loses its own viscous damping (config
+            # joint_damping, a maker's model's) at the speed it turns: given
+            # back, the feet push with the forces the balance asked for.
+            rear = self.kernel.tau_ff[6:]
+            rear += self.damping[6:] * ctx.qd[6:]
+            np.clip(rear, -self.cfg.torque_limit[6:], self.cfg.torque_limit[6:], out=rear)
         # The rear joints are torque controlled (kp 0): their targets follow
         # the measurement, so rear_kd damps only their tick-to-tick jitter.
         q = ctx.q.copy()

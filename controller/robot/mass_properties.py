@@ -24,6 +24,7 @@ import numpy as np
 
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError, load_yaml
+from controller.robot.config.two_leg import MassModel
 from controller.robot.kinematics import QuadrupedKinematics
 from controller.robot.mjcf_figures import compile_mjcf, mjcf_path, posed_body
 from controller.robot.resources import CONFIG_DIR
@@ -217,3 +218,30 @@ def total_mass(figures: dict[str, Any], legs: int, path: Path) -> float:
     for name in ("abad", "hip", "knee"):
         mass += legs * link_inertial(links.get(name), path, f"links.{name}").mass
     return mass + 3 * legs * float(rotors.get("mass", 0.0))
+
+
+def figures_mass_model(figures: dict[str, Any], geometry: Geometry, path: Path) -> MassModel:
+    """The two-leg stand's mass model (controller/robot/config/two_leg.py)
+    of a physics file, its parts as whole_body places them: the trunk with
+    the abad rotors, the abad link with the hip rotor, the thigh with the
+    knee rotor (its centre taken on the thigh's line), the shank."""
+    links = figures.get("links", {})
+    rotors = figures.get("rotors", {}) or {}
+    if not isinstance(links, dict) or not isinstance(rotors, dict):
+        raise ConfigError(f"{path}: links and rotors must be mappings")
+    rotor = float(rotors.get("mass", 0.0))
+    trunk_parts = [link_inertial(figures.get("trunk"), path, "trunk")]
+    if rotor:
+        for hip in geometry.hip_offsets:
+            toward_middle = np.array(rotors.get("abad", [0.0, 0.0, 0.0]), dtype=float)
+            toward_middle[0] *= 1.0 if hip[0] > 0 else -1.0
+            trunk_parts.append(point_mass(rotor, np.asarray(hip, dtype=float) + toward_middle))
+    trunk = combine(trunk_parts)
+    thigh = link_inertial(links.get("hip"), path, "links.hip")
+    if rotor:
+        thigh = combine([thigh, point_mass(rotor, np.array(rotors.get("knee", [0, 0, 0]), float))])
+    shank = link_inertial(links.get("knee"), path, "links.knee")
+    return MassModel(trunk=float(trunk.mass), trunk_com=(float(trunk.com[0]), float(trunk.com[1]), float(trunk.com[2])),
+                     abad=link_inertial(links.get("abad"), path, "links.abad").mass + rotor,
+                     thigh=float(thigh.mass), thigh_at=max(0.0, -float(thigh.com[2])),
+                     shank=float(shank.mass), shank_at=max(0.0, -float(shank.com[2])))

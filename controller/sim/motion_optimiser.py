@@ -584,11 +584,14 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
 
 
 def _generations(es: Any, pool: Workers, low: np.ndarray, span: np.ndarray, best: Result,
-                 progress: Callable[[int, float, list[dict[str, Any]]], None] | None) -> None:
+                 progress: Callable[[int, float, list[dict[str, Any]]], None] | None,
+                 evaluate: Callable[[Any], tuple[float, list[dict[str, Any]]]] = _evaluate) -> None:
+    """CMA-ES's generations until it stops: each candidate `evaluate`d on
+    the workers (also the two-leg stand's optimiser's loop)."""
     while not es.stop():
         unit = es.ask()
         xs = [low + span * np.clip(u, 0, 1) for u in unit]
-        got = pool.map(_evaluate, xs)
+        got = pool.map(evaluate, xs)
         best.lost += sum(isinstance(r, Lost) for r in got)
         results = [(LOST_COST, [{"world": "lost", "why": r.why, "cost": LOST_COST}]) if isinstance(r, Lost)
                    else r for r in got]

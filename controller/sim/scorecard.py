@@ -108,6 +108,15 @@ def expand(robot: str, spec: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def card_row(name: str) -> dict[str, Any]:
+    """The card's row entry named `name` (the first robot's that has it)."""
+    for robot in CARD_DATA["robots"].values():
+        for entry in [*robot["rows"], *robot.get("extra_rows", [])]:
+            if entry.get("name") == name:
+                return dict(entry)
+    raise ConfigError(f"{CARD}: no row named {name!r}")
+
+
 MOTION_TAIL_S = 2.0        # `s: motion`: the motion's steps, then this long
 JUMP_MODE = 16
 JUMP_WAIT_S = 1.5    # s per jump step: motiond's jumps land 0.5-1 s after the robot's step ends
@@ -253,8 +262,8 @@ def missing_for(cfg: Any, spec: dict[str, Any]) -> str | None:
             continue
         name = SCRIPTED_MODES[mode]
         if mode not in modes:
-            how = ("the two-leg stand's `scripts.modes.64` (kind two_leg), `mass_model` and `two_leg` sections, "
-                   "docs/CONFIG.md" if mode == 64 else
+            how = ("its figures made in physics: run `motionctl optimise all` (or `optimise two-leg`; "
+                   "docs/SCRIPTS.md \"Two-leg stand\")" if mode == 64 else
                    "optimised trajectories: run `motionctl optimise all` (docs/SCRIPTS.md \"Jumps\")")
             return f"this robot has no {name} (mode {mode}): it needs {how}"
         if gait not in modes[mode].gaits:
@@ -277,6 +286,13 @@ def _run(row: Row) -> None:
     missing = missing_for(cfg, spec)
     if missing is not None:
         raise NotConfigured(missing)
+    row.metrics, row.verdicts = play(cfg, spec, row.name)
+
+
+def play(cfg: Any, spec: dict[str, Any], name: str) -> tuple[dict[str, float], dict[str, Any]]:
+    """The card's row `spec` (named `name`) played on the robot of `cfg`
+    in physics: its metrics, from the simulator's ground truth, and its
+    checks' verdicts (also the two-leg stand's optimiser's judge)."""
     motion = spec.get("motion")
     if motion is not None:
         cfg = _motion_config(cfg, motion)
@@ -284,9 +300,9 @@ def _run(row: Row) -> None:
         # A robot's own mode-80 policy file (relative to the repository root).
         policy = (DATA_ROOT / spec["rl_policy"]).resolve()
         if not policy.is_file():
-            raise ConfigError(f"{CARD}: {row.name}: rl_policy {policy} is not a file")
+            raise ConfigError(f"{CARD}: {name}: rl_policy {policy} is not a file")
         cfg = replace(cfg, rl_reset=replace(cfg.rl_reset, policy=policy))
-    trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {row.name}"))
+    trial = Trial(cfg, world=World.from_spec(spec.get("world"), f"{CARD}: {name}"))
     if "start_rpy" in spec:
         pose = spec.get("start_pose", cfg.sim.get("start_pose", "fold"))
         trial.robot.place(cfg.poses[pose], tuple(spec["start_rpy"]))
@@ -298,22 +314,22 @@ def _run(row: Row) -> None:
     mode = -1
     marks = Marks()
     for step in spec["steps"]:
-        fields = {k: resolve(cfg, v, f"{row.name}: {k}") for k, v in step.items()
+        fields = {k: resolve(cfg, v, f"{name}: {k}") for k, v in step.items()
                   if k not in ("s", "heartbeat", "push", "goal", "upload", "random", "script", "fault")}
         if "script" in step:
             trial.send_script(str(step["script"]), SCRIPT_REQUEST_ID)
             marks.script = len(trial.trace.t)
-        uploads = [_upload(trial, name, row.name) for name in step.get("upload", ())]
+        uploads = [_upload(trial, file, name) for file in step.get("upload", ())]
         if "push" in step:
             trial.robot.data.qvel[0:3] += np.asarray(step["push"], dtype=float)
             marks.push = len(trial.trace.t)
         if "fault" in step:
-            trial.robot.inject(Fault.from_spec(step["fault"], list(cfg.joint_names), list(cfg.legs), row.name))
+            trial.robot.inject(Fault.from_spec(step["fault"], list(cfg.joint_names), list(cfg.legs), name))
             marks.fault = len(trial.trace.t)
         if "goal" in step:
             _send_goal(trial, step["goal"], step["s"], marks)
         if "random" in step:
-            _random_commands(trial, cfg, fields, step["random"], step["s"], row.name)
+            _random_commands(trial, cfg, fields, step["random"], step["s"], name)
             mode = int(fields["mode"])
             continue
         if "mode" in fields:
@@ -321,14 +337,14 @@ def _run(row: Row) -> None:
             command = np.asarray(fields.get("vel_des", [0.0, 0.0, 0.0]), dtype=float)
             mode = int(fields["mode"])
         trial.run(step["s"], heartbeat=step.get("heartbeat", True))
-        for name, text in uploads:
+        for file, text in uploads:
             if text not in trial.ctl.gaits.user_gait.values():
-                raise ConfigError(f"{CARD}: {row.name}: the controller refused the upload of "
-                                  f"{name}: {trial.ctl.counters.last_error}")
-    row.metrics = measure(trial, start, spec, command, mode, marks)
+                raise ConfigError(f"{CARD}: {name}: the controller refused the upload of "
+                                  f"{file}: {trial.ctl.counters.last_error}")
+    metrics = measure(trial, start, spec, command, mode, marks)
     if motion is not None:
-        row.metrics.update(motion_metrics(trial, start, int(motion["id"]), row.metrics))
-    row.verdicts = judge(row.metrics, spec["checks"], command)
+        metrics.update(motion_metrics(trial, start, int(motion["id"]), metrics))
+    return metrics, judge(metrics, spec["checks"], command)
 
 
 def _motion_config(cfg: Any, motion: dict[str, Any]) -> Any:

@@ -2,7 +2,9 @@
 (N m s/rad; a quadruped's [abad, hip, knee]), which the controller adds
 back to every stiff joint's feed-forward torque as damping x the target
 speed (controller/core/controller.py), so that a joint that loses torque to
-its own damping still moves at the speed its plan asks.
+its own damping still moves at the speed its plan asks (and to the two-leg
+stand's torque-controlled rear joints as damping x their measured speed,
+controller/behaviours/two_leg.py).
 
 Not written, it is the robot's own MJCF's when the config names one
 (`sim.mjcf`: each `sim.mjcf_joints` joint's `damping`; the figure the

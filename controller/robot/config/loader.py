@@ -33,6 +33,7 @@ from controller.robot.config.two_leg import MassModel, TwoLegConfig, TwoLegGains
 from controller.robot.config.walk import WalkConfig
 from controller.robot.config.wire import DEFAULT_CONFIG, fsm_of
 from controller.robot.humanoid_kinematics import HumanoidGeometry
+from controller.robot.mjcf_mass_model import derived_mass_model
 from controller.robot.motors import per_joint
 
 
@@ -144,6 +145,11 @@ def load_config(path: str | Path | None = None) -> Config:
     joint_types = {n: n.split("_", 1)[1] for n in body["joint_names"]} if kind == "quadruped" else {}
     joint_map = load_joint_map(r, body["joint_names"], joint_types)
     safety = load_safety(r)
+    if (kind == "quadruped" and body["mass_model"] is None and scripts is not None
+            and any(m.kind == "two_leg" for m in scripts.modes.values())):
+        # mode 64's balance needs the mass model: the robot's MJCF or physics file holds it
+        body["mass_model"] = derived_mass_model(path, r.get("robot", str), r.get("sim", dict, {}),
+                                                body["geometry"], joint_map)
     _check_motor_envelope(r, safety, len(body["joint_names"]), len(body["legs"]))
     config = Config(
         path=path,
