@@ -80,6 +80,7 @@ ffibuilder.cdef(
         int32_t legs;
         double l1, l2, l3;
         double foot_radius;
+        double roll_radius;
         const double *side;
         const double *hip;
     } mk_legs;

@@ -169,7 +169,8 @@ void mk_inside_limits(int32_t n, const double *q, const double *fallback, const 
 typedef struct {
     int32_t legs;
     double l1, l2, l3;           /* abad, hip and knee links, m */
-    double foot_radius;          /* m */
+    double foot_radius;          /* m: the loaded foot's centre over the ground (radius less sink) */
+    double roll_radius;          /* m: the radius the foot rolls on (its own, unloaded) */
     const double *side;          /* legs */
     const double *hip;           /* legs x 3 */
 } mk_legs;

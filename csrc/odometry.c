@@ -101,9 +101,12 @@ void mk_odometry_step(mk_odometry *o)
      * seen from a foot that stands still, and the foot's height. The foot
      * is a ball that rolls: its contact point stands still, a radius below
      * its centre, and the shank's turning (the abad about x; hip + knee,
-     * negative, about the abad-turned y) moves the centre over it. */
+     * negative, about the abad-turned y) moves the centre over it. A soft
+     * foot squashed by its load still rolls on about its own radius (a
+     * tyre's rolling radius is near its free one), not on the height its
+     * loaded centre stands at: roll_radius. */
     double down[3];          /* centre -> contact, body frame: -radius x (world z in the body) */
-    for (int k = 0; k < 3; k++) down[k] = -g->foot_radius * rot[6 + k];
+    for (int k = 0; k < 3; k++) down[k] = -g->roll_radius * rot[6 + k];
     const int32_t m3 = 3 * legs;
     for (int32_t l = 0; l < legs; l++) {
         const double *p = o->feet + 3 * l;

@@ -3,6 +3,8 @@ controller/core/estimator.py) against the same quantities written out in
 numpy from their definitions, on random joints, torques and IMU samples."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -33,11 +35,14 @@ def numpy_forward(kin: QuadrupedKinematics, q: np.ndarray) -> tuple[np.ndarray, 
     return feet(q), J
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_one_step_matches_its_definition_in_numpy(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "sink"), [(0, 0.0), (1, 0.0), (2, 0.0), (3, 0.0), (4, 0.012)])
+def test_one_step_matches_its_definition_in_numpy(seed: int, sink: float) -> None:
+    """`sink`: a soft foot whose loaded centre stands that much lower than
+    its radius: the height measure takes it, the rolling its own radius."""
     rng = np.random.default_rng(seed)
     assert isinstance(CFG.geometry, Geometry)
-    kin = QuadrupedKinematics(CFG.geometry)
+    kin = QuadrupedKinematics(replace(CFG.geometry, foot_sink=sink))
+    assert kin.roll_radius == CFG.geometry.foot_radius and kin.foot_radius == CFG.geometry.foot_radius - sink
     est = QuadrupedEstimator(kin, 4, CFG.dt, CFG.estimator)
     q = np.column_stack([rng.uniform(-0.3, 0.3, 4), rng.uniform(-1.2, 0.2, 4), rng.uniform(0.8, 2.2, 4)])
     qd, tau = rng.normal(size=(4, 3)), rng.normal(scale=8.0, size=(4, 3))
@@ -68,7 +73,7 @@ def test_one_step_matches_its_definition_in_numpy(seed: int) -> None:
     # The measurements:
     np.testing.assert_allclose(est.y[:12], world_feet.reshape(-1), atol=1e-12)
     rolling = np.zeros((4, 3))
-    down = -kin.foot_radius * rot[2]
+    down = -kin.roll_radius * rot[2]
     for i in range(4):
         spin = gyro + [qd[i, 0], -(qd[i, 1] + qd[i, 2]) * np.cos(q[i, 0]),
                        -(qd[i, 1] + qd[i, 2]) * np.sin(q[i, 0])]

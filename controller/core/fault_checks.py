@@ -40,7 +40,7 @@ class FaultChecks:
                                         cfg.safety.tracking_min_kp, cfg.tick_hz, max(1, len(cfg.legs)),
                                         v_max=cfg.v_max)
         # The gyro against the loaded feet (a quadruped's, with its estimate).
-        self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), ctl.kin.foot_radius, cfg.dt) \
+        self.gyro_check = GyroCheck(cfg.safety.sensors, len(cfg.legs), ctl.kin.roll_radius, cfg.dt) \
             if ctl.estimator is not None else None
         self.fresh_joints = self.fresh_imu = False    # taken in this tick (the sensor watch's)
         # When the sensor watch last had each (ns; None: not since a reset): a

@@ -34,13 +34,16 @@ class QuadrupedKinematics:
         # The contact's height under the foot's centre: its radius, less what
         # a loaded foot sinks into the floor (geometry.foot_sink).
         self.foot_radius = geometry.foot_radius - geometry.foot_sink
+        # What the foot rolls on as the leg turns over it (leg odometry): its
+        # own radius, however far the load squashes it.
+        self.roll_radius = geometry.foot_radius
         self.reach = self.l2 + self.l3
         # The geometry as csrc/legs.c reads it (its arrays kept alive here).
         self._arrays = (np.ascontiguousarray(self.side, dtype=np.float64),
                         np.ascontiguousarray(self.hip, dtype=np.float64))
         self.native = ffi.new("mk_legs *", {
             "legs": len(self.hip), "l1": self.l1, "l2": self.l2, "l3": self.l3,
-            "foot_radius": self.foot_radius,
+            "foot_radius": self.foot_radius, "roll_radius": self.roll_radius,
             "side": double_ptr(self._arrays[0]), "hip": double_ptr(self._arrays[1])})
 
     def forward(self, q: np.ndarray) -> np.ndarray:
@@ -115,8 +118,8 @@ class QuadrupedKinematics:
         cos = 0.5 * (spin[:, 0, 0] + spin[:, 1, 1] + spin[:, 2, 2] - 1.0)
         scale = np.where(sin > 1e-12, np.arctan2(sin, cos) / np.maximum(2.0 * sin, 1e-12), 0.5)
         out = np.zeros((len(spin), 3))
-        out[:, 0] = self.foot_radius * scale * ay
-        out[:, 1] = -self.foot_radius * scale * ax
+        out[:, 0] = self.roll_radius * scale * ay
+        out[:, 1] = -self.roll_radius * scale * ax
         return out
 
     def body_height(self, q: np.ndarray) -> float:
