@@ -125,6 +125,14 @@ def _rot_minus_y(a: float) -> np.ndarray:
     return np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]])
 
 
+def abad_rotor_at(hip: np.ndarray, rotors: dict[str, Any]) -> np.ndarray:
+    """Where a leg's abad rotor sits in the trunk: `rotors.abad` from its hip
+    (given for a front leg; a rear leg's mirrors x)."""
+    toward_middle = np.array(rotors.get("abad", [0.0, 0.0, 0.0]), dtype=float)
+    toward_middle[0] *= 1.0 if hip[0] > 0 else -1.0
+    return np.asarray(hip, dtype=float) + toward_middle
+
+
 def whole_body(figures: dict[str, Any], geometry: Geometry, q: np.ndarray, path: Path) -> Inertial:
     """The robot at joint angles q (legs, 3) as one rigid body in the body
     frame: the trunk, the abad rotors in the trunk, and per leg the abad link
@@ -148,9 +156,7 @@ def whole_body(figures: dict[str, Any], geometry: Geometry, q: np.ndarray, path:
         s = float(geometry.side_sign[i])
         front = hip[0] > 0
         if rotor_mass:
-            toward_middle = np.array(rotors.get("abad", [0.0, 0.0, 0.0]), dtype=float)
-            toward_middle[0] *= 1.0 if front else -1.0
-            parts.append(point_mass(rotor_mass, hip + toward_middle))
+            parts.append(point_mass(rotor_mass, abad_rotor_at(hip, rotors)))
         abad, thigh, shank = abad_fig, hip_fig, knee_fig
         if s < 0:
             abad, thigh, shank = abad.mirrored_y(), thigh.mirrored_y(), shank.mirrored_y()
@@ -232,10 +238,7 @@ def figures_mass_model(figures: dict[str, Any], geometry: Geometry, path: Path) 
     rotor = float(rotors.get("mass", 0.0))
     trunk_parts = [link_inertial(figures.get("trunk"), path, "trunk")]
     if rotor:
-        for hip in geometry.hip_offsets:
-            toward_middle = np.array(rotors.get("abad", [0.0, 0.0, 0.0]), dtype=float)
-            toward_middle[0] *= 1.0 if hip[0] > 0 else -1.0
-            trunk_parts.append(point_mass(rotor, np.asarray(hip, dtype=float) + toward_middle))
+        trunk_parts += [point_mass(rotor, abad_rotor_at(hip, rotors)) for hip in geometry.hip_offsets]
     trunk = combine(trunk_parts)
     thigh = link_inertial(links.get("hip"), path, "links.hip")
     if rotor:

@@ -45,8 +45,6 @@ REAR_AIM = 1.3                 # rad nose up: the card's `rear` check (1.2) and 
 REAR_MAX = 1.45                # rad: past this the nose is near going over backwards
 
 # CyberDog 2's figures the search scales from (config/cyberdog2.yaml).
-REFERENCE_STAND = 0.24         # m, its stand height
-REFERENCE_LEG = 0.29391        # m, thigh + shank
 REFERENCE_MASS = 8.0           # kg, geometry.mass
 REFERENCE_R_FORCE = 20.0       # N
 
@@ -116,7 +114,7 @@ def figures_of(cfg: Config, x: Sequence[float] | np.ndarray) -> tuple[TwoLegPlan
     plan_values: dict[str, Any] = {f.key: round(float(v), 4) for f, v in zip(FIGURES, x) if not f.balance}
     gain_values: dict[str, Any] = {f.key: round(float(v), 4) for f, v in zip(FIGURES, x) if f.balance}
     plan = replace(cfg.two_leg.plan, **plan_values)
-    others = plan.kneel_s + plan.rear_s + plan.reach_s + plan.land_s + plan.lean_s + plan.stand_s
+    others = block_s(replace(plan, greet_s=0.0))
     plan = replace(plan, greet_s=round(max(GREET_MIN_S, BLOCK_S - others), 4),
                    min_pitch=min(plan.min_pitch, plan.pitch))
     return plan, replace(cfg.two_leg.gains, **gain_values)
