@@ -254,6 +254,20 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     assert cfg.scripts.modes[64].kind == "two_leg" and sorted(cfg.scripts.modes[64].gaits) == [0, 10]
     assert cfg.two_leg.plan.kneel_height == pytest.approx(0.964 * cfg.stand_height, abs=1e-4)
     assert cfg.mass_model is not None and cfg.mass_model.total == pytest.approx(cfg.geometry.mass, rel=0.02)
+    # Run again, it keeps the trajectories there (a run stopped half way
+    # goes on) and searches the two-leg stand; --fresh makes them all again.
+    (tmp_path / "trajectories" / "mydog" / "JumpHigh.yaml").unlink()
+    asked.clear()
+    code = motionctl.main(["--config", str(tmp_path / "mydog.yaml"), "optimise", "all",
+                           "-o", str(tmp_path / "trajectories" / "mydog"), "--generations", "1"])
+    assert code == 0 and asked == ["up", "two-leg"]
+    assert "JumpLong.yaml is there: kept" in capsys.readouterr().out
+    again = load_config(tmp_path / "mydog_optimised.yaml").scripts
+    assert again is not None and again.modes[16].gaits.keys() == cfg.scripts.modes[16].gaits.keys()
+    asked.clear()
+    code = motionctl.main(["--config", str(tmp_path / "mydog.yaml"), "optimise", "all", "--fresh",
+                           "-o", str(tmp_path / "trajectories" / "mydog"), "--generations", "1"])
+    assert code == 0 and len(asked) == 8
     right = load(tmp_path / "trajectories" / "mydog" / "JumpRight.yaml", cfg.joint_names, cfg.tick_hz)
     left = load(tmp_path / "trajectories" / "mydog" / "JumpLeft.yaml", cfg.joint_names, cfg.tick_hz)
     fr, fl = cfg.joint_names.index("FR_abad"), cfg.joint_names.index("FL_abad")

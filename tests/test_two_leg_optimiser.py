@@ -120,6 +120,66 @@ def test_the_stages_keep_the_greetings_block() -> None:
     assert np.all((search.start_values(cfg, "go2") >= low) & (search.start_values(cfg, "go2") <= high))
 
 
+def test_the_search_passes_the_unchanged_world_first_then_every_world(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With margin worlds, a first stage in the unchanged world alone (at
+    most half the generations, until a pass), then every world from its
+    best, until a pass with margin; --nominal is one stage."""
+    calls: list[dict[str, Any]] = []
+
+    def stage(config_path: str, worlds: Any, starts: Any, low: Any, high: Any, generations: int, *rest: Any
+              ) -> Result:
+        target, before = rest[-2], rest[-1]
+        calls.append({"worlds": worlds, "starts": starts, "generations": generations, "target": target,
+                      "before": before})
+        done = (before.generations if before else 0) + 3
+        return Result(np.full(len(search.FIGURES), float(len(calls))), 0.9, [], 10 * len(calls), done)
+
+    monkeypatch.setattr(search, "_stage", stage)
+    path = str(CONFIG / "go1.yaml")
+    got = search.optimise(path, search.worlds(False), generations=20)
+    assert [c["worlds"] for c in calls] == [[{}], search.worlds(False)]
+    assert [c["target"] for c in calls] == [search.PASS_COST, search.TARGET_COST]
+    assert [c["generations"] for c in calls] == [10, 17]
+    assert len(calls[0]["starts"]) == len(search.REFERENCES) and calls[0]["before"] is None
+    np.testing.assert_array_equal(calls[1]["starts"][0], np.full(len(search.FIGURES), 1.0))
+    assert calls[1]["before"].generations == 3 and got.generations == 6
+    calls.clear()
+    search.optimise(path, search.worlds(True), generations=20)
+    assert [(c["worlds"], c["generations"], c["target"]) for c in calls] == [([{}], 20, search.TARGET_COST)]
+
+
+def test_the_generations_stop_at_the_target() -> None:
+    """motion_optimiser._generations stops once the best candidate costs
+    under `target`, and runs on while none does."""
+    from controller.sim.motion_optimiser import _generations
+
+    class Es:
+        def __init__(self) -> None:
+            self.told = 0
+
+        def stop(self) -> bool:
+            return self.told >= 8
+
+        def ask(self) -> list[np.ndarray]:
+            return [np.full(2, 0.5)] * 2
+
+        def tell(self, unit: Any, costs: Any) -> None:
+            self.told += 1
+
+    class Pool:
+        def __init__(self, costs: list[float]) -> None:
+            self.costs = costs
+
+        def map(self, fn: Any, xs: Any) -> list[tuple[float, list[Any]]]:
+            return [(self.costs.pop(0), []) for _ in xs]
+
+    for target, told in ((0.5, 3), (None, 8), (0.1, 8)):
+        es, best = Es(), Result(np.zeros(2), 9.0, [], 0, 0)
+        pool: Any = Pool([3.0, 2.0, 1.0, 1.0, 0.4, 0.6] + [0.3] * 10)
+        _generations(es, pool, np.zeros(2), np.ones(2), best, None, lambda x: (0.0, []), target)
+        assert es.told == told and best.generations == told
+
+
 def test_optimise_two_leg_writes_a_config_that_plays_mode_64(tree: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`optimise two-leg -o FILE`: FILE extends the config with the searched

@@ -59,7 +59,10 @@ mirror images), the roll-over and the two-leg stand, one after the other,
 the trajectories into the directory -o names, and writes
 NAME_optimised.yaml beside the config: it extends the config with the
 `scripts` and `two_leg` sections that play them (run the robot with it).
-The roll-over starts from CyberDog 2's (config/trajectories/cyberdog2/)
+A trajectory already in the directory is kept (--fresh makes it again),
+so a run stopped half way goes on where it stopped. The two-leg stand is
+searched first in the unchanged world, then in all five from there, and
+stops once it passes every world with a margin. The roll-over starts from CyberDog 2's (config/trajectories/cyberdog2/)
 and is searched in the unchanged world only (the recovery retries a roll
 that fails; the scorecard judges it in every margin world). Measured on Go1
 on two cores at --generations 20: 5-8 minutes a jump (45 for the six), the
@@ -137,6 +140,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--world", action="append", default=[], metavar="NAME",
                    help="also score in each world with this named world (config/physics/worlds.yaml) "
                         "laid over it, e.g. real_actuators_3ms; repeatable")
+    p.add_argument("--fresh", action="store_true",
+                   help="with `all`: make every trajectory again (default: one already in the "
+                        "directory is kept, so a run stopped half way goes on where it stopped)")
     p.set_defaults(func=run)
     return p
 
@@ -205,18 +211,22 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
     pairs = mirror_pairs(cfg)
     gaits: dict[int, str] = {}
     for motion, name, gait, mirror_name, mirror_gait in ALL:
-        print(f"== {motion}: {out / name}.yaml", flush=True)
         mirror_path = out / f"{mirror_name}.yaml" if mirror_name else None
+        if gait is not None:
+            gaits[gait] = name
+        if mirror_gait is not None and mirror_name is not None:
+            gaits[mirror_gait] = mirror_name
+        if not args.fresh and (out / f"{name}.yaml").exists() and (mirror_path is None or mirror_path.exists()):
+            # A run stopped half way goes on where it stopped.
+            print(f"== {motion}: {out / name}.yaml is there: kept (--fresh makes it again)", flush=True)
+            continue
+        print(f"== {motion}: {out / name}.yaml", flush=True)
         # The roll-over starts from CyberDog 2's, in the unchanged world (see ROLL_SEED).
         motion_args = argparse.Namespace(**{**vars(args), "start": ROLL_SEED, "nominal": True,
                                             "sigma": args.sigma or ROLL_SIGMA}) if motion == "roll-back" else args
         code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs)
         if code != EXIT_OK:
             return code
-        if gait is not None:
-            gaits[gait] = name
-        if mirror_gait is not None and mirror_name is not None:
-            gaits[mirror_gait] = mirror_name
     print("== two-leg: the two-leg stand's figures", flush=True)
     two_leg = two_leg_search(argparse.Namespace(**{**vars(args), "motion": TWO_LEG, "nominal": TWO_LEG_NOMINAL,
                                                    "sigma": None}), cfg)

@@ -585,10 +585,12 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
 
 def _generations(es: Any, pool: Workers, low: np.ndarray, span: np.ndarray, best: Result,
                  progress: Callable[[int, float, list[dict[str, Any]]], None] | None,
-                 evaluate: Callable[[Any], tuple[float, list[dict[str, Any]]]] = _evaluate) -> None:
-    """CMA-ES's generations until it stops: each candidate `evaluate`d on
-    the workers (also the two-leg stand's optimiser's loop)."""
-    while not es.stop():
+                 evaluate: Callable[[Any], tuple[float, list[dict[str, Any]]]] = _evaluate,
+                 target: float | None = None) -> None:
+    """CMA-ES's generations until it stops, or (`target`) until the best
+    candidate costs under `target`: each candidate `evaluate`d on the
+    workers (also the two-leg stand's optimiser's loop)."""
+    while not es.stop() and (target is None or best.cost >= target):
         unit = es.ask()
         xs = [low + span * np.clip(u, 0, 1) for u in unit]
         got = pool.map(evaluate, xs)
