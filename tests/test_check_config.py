@@ -329,7 +329,7 @@ def own_model(**sim: Any) -> Callable[[Any], None]:
      "sim.mjcf_feet.RR: no geom named 'RR_paw' in the model"),
     ("own_missing", {"mjcf": "physics/nothing.xml"}, "sim.mjcf: {dir}/physics/nothing.xml is not a file"),
     ("own_bad_joint", {"mjcf_joints": [*OWN_JOINTS[:-1], "RR_ankle_joint"]},
-     "sim.mjcf_joints: ['RR_ankle_joint'] are not joints of"),
+     "sim.mjcf: ['RR_ankle_joint'] are not joints of the model (sim.mjcf_joints)"),
     ("own_broken_xml", {"mjcf": "physics/broken.xml"}, "sim.mjcf: {dir}/physics/broken.xml does not load"),
 ])
 def test_an_own_mjcf_is_built_as_the_simulator_builds_it(tree: Path, name: str, sim: dict[str, Any],

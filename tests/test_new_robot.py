@@ -486,7 +486,7 @@ def test_the_model_is_posed_through_the_joint_map(tree: Path) -> None:
 @pytest.mark.parametrize(("sim", "expected"), [
     ({"mjcf": "physics/nothing.xml"}, "physics/nothing.xml is not a file"),
     ({"mjcf_joints": OWN_JOINTS[:-1]}, "sim.mjcf_joints: expected the model's 12 joint names"),
-    ({"mjcf_joints": [*OWN_JOINTS[:-1], "RR_ankle_joint"]}, "no joint 'RR_ankle_joint' in the model"),
+    ({"mjcf_joints": [*OWN_JOINTS[:-1], "RR_ankle_joint"]}, "['RR_ankle_joint'] are not joints of the model"),
 ])
 def test_a_body_that_cannot_be_weighed_from_the_model_says_why(tree: Path, sim: dict[str, Any],
                                                                 expected: str) -> None:

@@ -26,7 +26,7 @@ from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError, load_yaml
 from controller.robot.config.two_leg import MassModel
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import compile_mjcf, mjcf_path, posed_body
+from controller.robot.mjcf_figures import compile_mjcf, mjcf_joint_names, mjcf_path, posed_body
 from controller.robot.resources import CONFIG_DIR
 
 
@@ -204,10 +204,7 @@ def stand_body(config_path: Path, robot: str, sim: dict[str, Any], geometry: Geo
 def _mjcf_stand(config_path: Path, own: Path, sim: dict[str, Any], q: np.ndarray, to_wire: Any) -> BodyFigures:
     """The stand's body figures from the robot's own MJCF
     (controller/robot/mjcf_figures.py)."""
-    joints = sim.get("mjcf_joints")
-    if not isinstance(joints, list) or len(joints) != q.size or not all(isinstance(n, str) for n in joints):
-        raise ConfigError(f"{config_path}: sim.mjcf_joints: expected the model's {q.size} joint names in the "
-                          f"wire order (joint_map.wire_order), got {joints!r}")
+    joints = mjcf_joint_names(sim, str(config_path), q.size)
     if to_wire is None:
         raise ConfigError(f"{config_path}: sim.mjcf: the joint map is needed to pose the model")
     where = f"{config_path}: sim.mjcf"

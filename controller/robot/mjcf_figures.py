@@ -94,6 +94,32 @@ def compile_mjcf(path: Path, where: str) -> mujoco.MjModel:
         raise ConfigError(f"{where}: {path} does not load: {exc}") from exc
 
 
+def mjcf_joint_names(sim: dict[str, Any], where: str, count: int | None = None) -> list[str]:
+    """`sim.mjcf_joints`: the model's leg joints in the wire order
+    (joint_map.wire_order), `count` of them when given, each once; a
+    ConfigError saying what is wrong (`where`: the config's path)."""
+    names = sim.get("mjcf_joints")
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)
+            and (count is None or len(names) == count)):
+        many = "" if count is None else f"{count} "
+        raise ConfigError(f"{where}: sim.mjcf_joints: expected the model's {many}joint names in the wire order "
+                          f"(joint_map.wire_order), got {names!r}")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: sim.mjcf_joints: a joint is named twice")
+    return list(names)
+
+
+def joint_ids(model: mujoco.MjModel, names: list[str], where: str) -> list[int]:
+    """The ids of the joints `names` (sim.mjcf_joints) in `model`; a
+    ConfigError naming every one the model lacks."""
+    import mujoco
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in names]
+    missing = [name for name, joint in zip(names, ids) if joint < 0]
+    if missing:
+        raise ConfigError(f"{where}: {missing} are not joints of the model (sim.mjcf_joints)")
+    return ids
+
+
 def floating_body(model: mujoco.MjModel, where: str) -> int:
     """The id of the body the model's one free joint carries."""
     import mujoco
@@ -121,10 +147,7 @@ def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
     import mujoco
     trunk = floating_body(model, where)
     data = mujoco.MjData(model)
-    for name, angle in zip(joints, wire_q):
-        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if joint < 0:
-            raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
+    for joint, angle in zip(joint_ids(model, joints, where), wire_q):
         data.qpos[model.jnt_qposadr[joint]] = angle
     mujoco.mj_kinematics(model, data)
     below = subtree(model, trunk)
@@ -144,14 +167,7 @@ def posed_body(model: mujoco.MjModel, wire_q: np.ndarray, joints: list[str],
 
 def joint_damping(model: mujoco.MjModel, joints: list[str], where: str) -> np.ndarray:
     """The viscous damping (N m s/rad) the model puts on each of `joints`."""
-    import mujoco
-    out = np.zeros(len(joints))
-    for k, name in enumerate(joints):
-        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if joint < 0:
-            raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
-        out[k] = float(model.dof_damping[model.jnt_dofadr[joint]])
-    return out
+    return np.array([float(model.dof_damping[model.jnt_dofadr[j]]) for j in joint_ids(model, joints, where)])
 
 
 def end_geom(model: mujoco.MjModel, data: mujoco.MjData, joint: int) -> int | None:

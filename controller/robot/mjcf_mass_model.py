@@ -22,7 +22,15 @@ import numpy as np
 from controller.robot.config.reader import ConfigError
 from controller.robot.config.two_leg import MassModel
 from controller.robot.mass_properties import figures_mass_model, load_figures, physics_path
-from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body, mjcf_path, subtree
+from controller.robot.mjcf_figures import (
+    compile_mjcf,
+    end_geom,
+    floating_body,
+    joint_ids,
+    mjcf_joint_names,
+    mjcf_path,
+    subtree,
+)
 
 if TYPE_CHECKING:
     import mujoco
@@ -51,12 +59,7 @@ def mass_model_from_mjcf(model: mujoco.MjModel, joints: list[str], order: Any, w
     slots = [int(i) for i in order]
     if len(slots) != len(joints) or len(slots) % 3:
         raise ConfigError(f"{where}: sim.mjcf_joints names {len(joints)} joints, the joint map {len(slots)}")
-    ids = []
-    for name in joints:
-        joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if joint < 0:
-            raise ConfigError(f"{where}: no joint {name!r} in the model (sim.mjcf_joints)")
-        ids.append(joint)
+    ids = joint_ids(model, joints, where)
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     trunk_id = floating_body(model, where)
@@ -64,8 +67,8 @@ def mass_model_from_mjcf(model: mujoco.MjModel, joints: list[str], order: Any, w
     links: list[tuple[float, float, float, float, float]] = []   # abad, thigh, at, shank, at
     in_legs: set[int] = set()
     for leg in range(legs):
-        abad, hip, knee = (ids[slots.index(3 * leg + k)] for k in range(3))
-        below = [set(subtree(model, int(model.jnt_bodyid[j]))) for j in (abad, hip, knee)]
+        abad_id, hip, knee = (ids[slots.index(3 * leg + k)] for k in range(3))
+        below = [set(subtree(model, int(model.jnt_bodyid[j]))) for j in (abad_id, hip, knee)]
         in_legs |= below[0]
         foot = end_geom(model, data, knee)
         if foot is None:
@@ -99,8 +102,5 @@ def derived_mass_model(config_path: Path, robot: str, sim: dict[str, Any], geome
             raise ConfigError(f"{where}: missing (the two-leg stand needs it), and the robot has neither "
                               f"its own MJCF (sim.mjcf) nor a physics file ({path}) to read it from")
         return figures_mass_model(load_figures(path), geometry, path)
-    joints = sim.get("mjcf_joints")
-    if not isinstance(joints, list) or not all(isinstance(n, str) for n in joints):
-        raise ConfigError(f"{where}: read from sim.mjcf, which needs sim.mjcf_joints (the model's joint names "
-                          f"in the wire order), got {joints!r}")
+    joints = mjcf_joint_names(sim, str(config_path))
     return mass_model_from_mjcf(compile_mjcf(own, f"{config_path}: sim.mjcf"), joints, joint_map.order, where)

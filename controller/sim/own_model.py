@@ -39,7 +39,7 @@ import numpy as np
 
 from controller.robot.config import Config, ConfigError
 from controller.robot.config.joint_map import JointMap
-from controller.robot.mjcf_figures import end_geom, leg_end_slots, maker_spec, reach_below
+from controller.robot.mjcf_figures import end_geom, leg_end_slots, maker_spec, mjcf_joint_names, reach_below
 from controller.sim.model import TIMESTEP
 
 
@@ -56,14 +56,7 @@ def model_joints(cfg: Config) -> tuple[list[str], JointMap]:
     identity); a robot's own MJCF in the robot's (the config's joint map)."""
     if own_model_path(cfg) is None:
         return list(cfg.joint_names), JointMap(cfg.joint_names)
-    names = cfg.sim.get("mjcf_joints")
-    where = f"{cfg.path}: sim.mjcf_joints"
-    if not isinstance(names, list) or len(names) != cfg.num_joints or not all(isinstance(n, str) for n in names):
-        raise ConfigError(f"{where}: expected the model's {cfg.num_joints} joint names in the wire order "
-                          f"(joint_map.wire_order), got {names!r}")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{where}: a joint is named twice")
-    return list(names), cfg.joint_map.copy()
+    return mjcf_joint_names(cfg.sim, str(cfg.path), cfg.num_joints), cfg.joint_map.copy()
 
 
 def own_mjcf(cfg: Config) -> str:

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from controller.robot.config.reader import ConfigError, Reader
-from controller.robot.mjcf_figures import compile_mjcf, joint_damping, mjcf_path
+from controller.robot.config.reader import Reader
+from controller.robot.mjcf_figures import compile_mjcf, joint_damping, mjcf_joint_names, mjcf_path
 
 DAMPING_MAX = 50.0      # N m s/rad
 
@@ -46,14 +46,7 @@ def load_joint_damping(r: Reader, path: Path, joints: int, joint_map: Any) -> np
     if own is None:
         return np.zeros(joints)
     assert isinstance(sim, dict)
-    names = sim.get("mjcf_joints")
-    if not (isinstance(names, list) and len(names) == joints and all(isinstance(n, str) for n in names)):
-        raise ConfigError(f"{path}: sim.mjcf_joints: expected the model's {joints} joint names in the "
-                          f"wire order (joint_map.wire_order), got {names!r}")
+    names = mjcf_joint_names(sim, str(path), joints)
     model = compile_mjcf(own, f"{path}: sim.mjcf")
-    known = {model.joint(j).name for j in range(model.njnt)}
-    missing = [n for n in names if n not in known]
-    if missing:
-        raise ConfigError(f"{path}: sim.mjcf_joints: {missing} are not joints of {own}")
     wire = joint_damping(model, names, f"{path}: sim.mjcf")
     return np.asarray(joint_map.plain_from_wire(wire), dtype=float)
