@@ -148,9 +148,11 @@ def test_the_search_passes_the_unchanged_world_first_then_every_world(monkeypatc
     assert [(c["worlds"], c["generations"], c["target"]) for c in calls] == [([{}], 20, search.TARGET_COST)]
 
 
-def test_the_generations_stop_at_the_target() -> None:
-    """motion_optimiser._generations stops once the best candidate costs
-    under `target`, and runs on while none does."""
+def test_the_search_begins_at_the_best_start_and_stops_at_the_target() -> None:
+    """motion_optimiser.best_start: of several starts (the two-leg stand's
+    references, `optimise all`'s roll-overs) the one that costs least;
+    _generations stops once the best candidate costs under `target`, and
+    runs on while none does."""
     from controller.sim.motion_optimiser import _generations
 
     class Es:
@@ -173,6 +175,12 @@ def test_the_generations_stop_at_the_target() -> None:
         def map(self, fn: Any, xs: Any) -> list[tuple[float, list[Any]]]:
             return [(self.costs.pop(0), []) for _ in xs]
 
+    from controller.sim.motion_optimiser import best_start
+
+    starts = [np.zeros(2), np.ones(2), np.full(2, 2.0)]
+    got = best_start(Pool([5.0, 1.5, 3.0]), starts)      # type: ignore[arg-type]
+    assert got.first == 1 and got.cost == 1.5 and got.evaluations == 3
+    np.testing.assert_array_equal(got.x, np.ones(2))
     for target, told in ((0.5, 3), (None, 8), (0.1, 8)):
         es, best = Es(), Result(np.zeros(2), 9.0, [], 0, 0)
         pool: Any = Pool([3.0, 2.0, 1.0, 1.0, 0.4, 0.6] + [0.3] * 10)

@@ -62,12 +62,14 @@ NAME_optimised.yaml beside the config: it extends the config with the
 A trajectory already in the directory is kept (--fresh makes it again),
 so a run stopped half way goes on where it stopped. The two-leg stand is
 searched first in the unchanged world, then in all five from there, and
-stops once it passes every world with a margin. The roll-over starts from CyberDog 2's (config/trajectories/cyberdog2/)
-and is searched in the unchanged world only (the recovery retries a roll
+stops once it passes every world with a margin. The roll-over starts from
+CyberDog 2's or Go2's (config/trajectories/), whichever does better, and is
+searched in the unchanged world only (the recovery retries a roll
 that fails; the scorecard judges it in every margin world). Measured on Go1
 on two cores at --generations 20: 5-8 minutes a jump (45 for the six), the
 roll-over some 20 s a generation (use --ray on a cluster to go faster),
-the two-leg stand 2-3 minutes a generation in its five worlds (Barkour vB)."""
+the two-leg stand 2-3 minutes a generation in its five worlds (Barkour vB:
+jumps about 2 minutes each, the whole run some 20)."""
 
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
@@ -78,17 +80,20 @@ TWO_LEG = "two-leg"      # the two-leg stand's figures (controller/sim/two_leg_o
 # `optimise all`: each motion, the file it is written to, its mode-16 gait
 # (None: the recovery's roll-over) and its mirror image's file and gait; the
 # names and gait ids are CyberDog 2's (config/cyberdog2.yaml scripts.modes.16).
-# `optimise all` starts the roll-over from CyberDog 2's, which is in the
-# controller's joint convention like every robot's: on Unitree's A1 its
-# search ended every start on the feet at its first generation, where one from the
-# fold pose had Go1 still upside down after 6 generations (20 minutes). It
+# `optimise all` starts the roll-over from CyberDog 2's or Go2's, whichever
+# does better on the robot (both in the controller's joint convention like
+# every robot's): on Unitree's A1 CyberDog 2's search ended every start on
+# the feet at its first generation, where one from the fold pose had Go1
+# still upside down after 6 generations (20 minutes); on Barkour vB,
+# CyberDog 2's left it on its back after 20 generations (cost 1.55) and
+# Go2's stood it up (0.27). It
 # runs in the unchanged world only (5 times fewer rollouts): the recovery
 # stand retries a roll that fails, and the card judges it in every margin
 # world (Go1's so made passes all 25 rows behind it). Its search steps
 # wider than a --start's usual 0.08: on A1, 0.08 kept it upside down for
 # 8 generations (cost 1.16 to -0.10), 0.15 found every start on the feet in
 # the first (-0.66); Go1's was made at 0.15 from Go2's.
-ROLL_SEED = CONFIG_DIR / "trajectories" / "cyberdog2" / "RollBack.yaml"
+ROLL_SEEDS = tuple(CONFIG_DIR / "trajectories" / robot / "RollBack.yaml" for robot in ("cyberdog2", "go2"))
 ROLL_SIGMA = 0.15
 # `optimise all` searches the two-leg stand in the card's five worlds, as the
 # jumps: unlike a roll-over, nothing retries a greeting that falls, and a
@@ -221,8 +226,8 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
             print(f"== {motion}: {out / name}.yaml is there: kept (--fresh makes it again)", flush=True)
             continue
         print(f"== {motion}: {out / name}.yaml", flush=True)
-        # The roll-over starts from CyberDog 2's, in the unchanged world (see ROLL_SEED).
-        motion_args = argparse.Namespace(**{**vars(args), "start": ROLL_SEED, "nominal": True,
+        # The roll-over starts from CyberDog 2's or Go2's, in the unchanged world (see ROLL_SEEDS).
+        motion_args = argparse.Namespace(**{**vars(args), "start": list(ROLL_SEEDS), "nominal": True,
                                             "sigma": args.sigma or ROLL_SIGMA}) if motion == "roll-back" else args
         code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs)
         if code != EXIT_OK:
@@ -328,12 +333,15 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
 
     sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
     goal = GOALS[motion]
-    start = None
-    if args.start is not None:
+    # `optimise all` gives the roll-over several starts: the search begins
+    # from the one that does best.
+    seeds: list[Path] = args.start if isinstance(args.start, list) else [args.start] if args.start else []
+    starts = []
+    for seed in seeds:
         try:
-            start = start_parameters(args.start, goal, cfg)
+            starts.append(start_parameters(seed, goal, cfg))
         except (OSError, ValueError) as exc:
-            print(f"motionctl: optimise: --start {args.start}: {exc}", file=sys.stderr)
+            print(f"motionctl: optimise: --start {seed}: {exc}", file=sys.stderr)
             return EXIT_ERROR
     worlds = goal.worlds(args.nominal)
     worlds += tuple(on_top(w, name, "--world") for name in args.world for w in worlds)
@@ -353,7 +361,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     try:
         result = optimise(str(cfg.path), goal, worlds, generations=args.generations,
                           population=args.population, sigma=sigma, seed=args.seed,
-                          workers=args.workers, start=start, ray=args.ray, progress=progress,
+                          workers=args.workers, start=starts or None, ray=args.ray, progress=progress,
                           log_level="warning")
     except WorkersError as exc:
         print(f"motionctl: optimise: {exc}", file=sys.stderr)
@@ -372,7 +380,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     header = (f"Motion `{motion}` for {cfg.path.name}, made by\n"
               f"  motionctl --config {cfg.path.name} optimise {motion} "
               f"--generations {args.generations} --seed {args.seed}"
-              f"{f' --start {os.path.relpath(args.start, cfg.path.parent)}' if args.start else ''}"
+              f"{f' --start {os.path.relpath(seeds[result.first], cfg.path.parent)}' if seeds else ''}"
               f"{f' --sigma {args.sigma:g}' if args.sigma is not None else ''}"
               f"{f' --population {args.population}' if args.population else ''}"
               f"{' --nominal' if args.nominal else ''}"

@@ -553,34 +553,47 @@ class Result:
     evaluations: int
     generations: int
     lost: int = 0        # candidates whose workers died twice (costed LOST_COST)
+    first: int = 0       # of several starts, the one the search began from
 
 
 def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
              generations: int = 60, population: int = 0, sigma: float = 0.25, seed: int = 1,
-             workers: int = 0, start: Sequence[float] | None = None, ray: str | None = None,
-             progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None,
+             workers: int = 0, start: Sequence[float] | Sequence[Sequence[float]] | None = None,
+             ray: str | None = None, progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None,
              log_level: str | None = None) -> Result:
     """CMA-ES over the goal's parameters, each scaled to [0, 1] between its
     bounds; a candidate's cost is its worst over `worlds` (a roll-over's: its
     mean). The candidates of a generation run on `workers` local processes
     (0: one a core, up to 8) or on the Ray cluster at `ray`; a candidate
     whose worker died twice costs LOST_COST and is counted in `lost`.
-    `log_level`: the workers' logging (controller/logs.py), None to leave it."""
+    `log_level`: the workers' logging (controller/logs.py), None to leave it.
+    `start`: the parameters to begin from, or a list of such: each is
+    rolled out once and the search begins from the one that does best."""
     import cma  # the optimiser's own dependency, loaded only here
 
     params = goal.params(load_config(config_path))
     low = np.array([p.low for p in params])
     span = np.array([p.high for p in params]) - low
-    x0 = np.array(start if start is not None else [p.start for p in params], dtype=float)
+    given = np.array(start if start is not None else [p.start for p in params], dtype=float)
+    starts = list(given) if given.ndim == 2 else [given]
     options = {"bounds": [0.0, 1.0], "seed": seed, "verbose": -9, "maxiter": generations}
     if population:
         options["popsize"] = population
-    es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
     procs = workers or max(1, min(local_cores(), 8))
-    best = Result(x0, math.inf, [], 0, 0)
     with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds), log_level)) as pool:
+        best = best_start(pool, starts) if len(starts) > 1 else Result(starts[0], math.inf, [], 0, 0)
+        es = cma.CMAEvolutionStrategy(((best.x - low) / span).clip(0, 1).tolist(), sigma, options)
         _generations(es, pool, low, span, best, progress)
     return best
+
+
+def best_start(pool: Workers, starts: Sequence[np.ndarray],
+               evaluate: Callable[[Any], tuple[float, list[dict[str, Any]]]] = _evaluate) -> Result:
+    """Each start rolled out once on the workers: a Result at the one that
+    does best (`first` its index), for the search to begin from."""
+    tried = [r if isinstance(r, tuple) else (LOST_COST, []) for r in pool.map(evaluate, starts)]
+    first = int(np.argmin([c for c, _ in tried]))
+    return Result(np.asarray(starts[first]), tried[first][0], tried[first][1], len(starts), 0, first=first)
 
 
 def _generations(es: Any, pool: Workers, low: np.ndarray, span: np.ndarray, best: Result,

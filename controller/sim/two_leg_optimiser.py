@@ -33,7 +33,7 @@ from controller.robot.config.quadruped import Geometry
 from controller.robot.config.scripts import ScriptedModeConfig, ScriptsConfig
 from controller.robot.config.two_leg import TwoLegConfig, TwoLegGains, TwoLegPlan
 from controller.robot.mjcf_mass_model import derived_mass_model
-from controller.sim.motion_optimiser import LOST_COST, Result, local_cores
+from controller.sim.motion_optimiser import Result, local_cores
 from controller.sim.workers import Workers
 from controller.sim.world import World
 
@@ -237,7 +237,7 @@ def _stage(config_path: str, worlds: Sequence[dict[str, Any]], starts: list[np.n
     on from `before` (the stage before, whose best is judged again here)."""
     import cma
 
-    from controller.sim.motion_optimiser import _generations
+    from controller.sim.motion_optimiser import _generations, best_start
 
     span = high - low
     options = {"bounds": [0.0, 1.0], "seed": seed, "verbose": -9, "maxiter": generations}
@@ -245,15 +245,12 @@ def _stage(config_path: str, worlds: Sequence[dict[str, Any]], starts: list[np.n
         options["popsize"] = population
     procs = workers or max(1, min(local_cores(), 8))
     with Workers(procs, ray, initializer=_init, initargs=(config_path, list(worlds), log_level)) as pool:
-        # Of several starts, the search begins at the one that does best.
-        tried = [r if isinstance(r, tuple) else (LOST_COST, []) for r in pool.map(_evaluate, starts)]
-        first = int(np.argmin([c for c, _ in tried]))
-        best = Result(starts[first], tried[first][0], tried[first][1], len(starts), 0)
+        best = best_start(pool, starts, _evaluate)
         if before is not None:
             best.evaluations += before.evaluations
             best.generations, best.lost = before.generations, before.lost
         if best.cost >= target:
-            es = cma.CMAEvolutionStrategy(((starts[first] - low) / span).clip(0, 1).tolist(), sigma, options)
+            es = cma.CMAEvolutionStrategy(((best.x - low) / span).clip(0, 1).tolist(), sigma, options)
             _generations(es, pool, low, span, best, progress, _evaluate, target)
     return best
 
