@@ -188,6 +188,46 @@ def test_the_search_begins_at_the_best_start_and_stops_at_the_target() -> None:
         assert es.told == told and best.generations == told
 
 
+def test_a_search_from_each_start_keeps_the_best(monkeypatch: pytest.MonkeyPatch) -> None:
+    """motion_optimiser.optimise with several starts (`optimise all`'s
+    roll-overs): a CMA-ES search from each, the best result kept with the
+    start it came from, the rollouts and generations of all counted; the
+    progress of the later search reports the best so far."""
+    from controller.sim import motion_optimiser as mo
+
+    class NoWorkers:
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            pass
+
+        def __enter__(self) -> NoWorkers:
+            return self
+
+        def __exit__(self, *exc: Any) -> None:
+            pass
+
+    ends = iter([2.0, 0.5, 1.0])      # what each start's search reaches
+
+    def search(es: Any, pool: Any, low: Any, span: Any, best: Result, progress: Any) -> None:
+        best.cost, best.x = next(ends), best.x + 1.0
+        best.evaluations += 10
+        best.generations += 4
+        if progress is not None:
+            progress(best.generations, best.cost, [])
+
+    seen: list[tuple[int, float]] = []
+    monkeypatch.setattr(mo, "Workers", NoWorkers)
+    monkeypatch.setattr(mo, "_generations", search)
+    goal = mo.GOALS["roll-back"]
+    cfg = load_config(CONFIG / "go1.yaml")
+    n = len(goal.params(cfg))
+    starts = [[0.0] * n, [0.1] * n, [0.2] * n]
+    got = mo.optimise(str(CONFIG / "go1.yaml"), goal, start=starts, generations=4,
+                      progress=lambda g, c, o: seen.append((g, c)))
+    assert got.first == 1 and got.cost == 0.5 and (got.evaluations, got.generations) == (30, 12)
+    np.testing.assert_allclose(got.x, np.full(n, 1.1))
+    assert seen == [(4, 2.0), (8, 0.5), (12, 0.5)]
+
+
 def test_optimise_two_leg_writes_a_config_that_plays_mode_64(tree: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`optimise two-leg -o FILE`: FILE extends the config with the searched

@@ -62,10 +62,10 @@ NAME_optimised.yaml beside the config: it extends the config with the
 A trajectory already in the directory is kept (--fresh makes it again),
 so a run stopped half way goes on where it stopped. The two-leg stand is
 searched first in the unchanged world, then in all five from there, and
-stops once it passes every world with a margin. The roll-over starts from
-CyberDog 2's or Go2's (config/trajectories/), whichever does better, and is
-searched in the unchanged world only (the recovery retries a roll
-that fails; the scorecard judges it in every margin world). Measured on Go1
+stops once it passes every world with a margin. The roll-over is searched
+from CyberDog 2's and from Go2's (config/trajectories/), the better kept,
+in the unchanged world only (the recovery retries a roll that fails; the
+scorecard judges it in every margin world). Measured on Go1
 on two cores at --generations 20: 5-8 minutes a jump (45 for the six), the
 roll-over some 20 s a generation (use --ray on a cluster to go faster),
 the two-leg stand 2-3 minutes a generation in its five worlds (Barkour vB:
@@ -80,13 +80,13 @@ TWO_LEG = "two-leg"      # the two-leg stand's figures (controller/sim/two_leg_o
 # `optimise all`: each motion, the file it is written to, its mode-16 gait
 # (None: the recovery's roll-over) and its mirror image's file and gait; the
 # names and gait ids are CyberDog 2's (config/cyberdog2.yaml scripts.modes.16).
-# `optimise all` starts the roll-over from CyberDog 2's or Go2's, whichever
-# does better on the robot (both in the controller's joint convention like
-# every robot's): on Unitree's A1 CyberDog 2's search ended every start on
-# the feet at its first generation, where one from the fold pose had Go1
-# still upside down after 6 generations (20 minutes); on Barkour vB,
-# CyberDog 2's left it on its back after 20 generations (cost 1.55) and
-# Go2's stood it up (0.27). It
+# `optimise all` searches the roll-over from CyberDog 2's and from Go2's and
+# keeps the better (both in the controller's joint convention like every
+# robot's): on Unitree's A1 CyberDog 2's search ended every start on the
+# feet at its first generation, where one from the fold pose had Go1 still
+# upside down after 6 generations (20 minutes); on Barkour vB, CyberDog 2's
+# left it on its back after 20 generations (cost 1.55) and Go2's stood it
+# up (0.27), though CyberDog 2's rolled out better before the search. It
 # runs in the unchanged world only (5 times fewer rollouts): the recovery
 # stand retries a roll that fails, and the card judges it in every margin
 # world (Go1's so made passes all 25 rows behind it). Its search steps
@@ -226,7 +226,7 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
             print(f"== {motion}: {out / name}.yaml is there: kept (--fresh makes it again)", flush=True)
             continue
         print(f"== {motion}: {out / name}.yaml", flush=True)
-        # The roll-over starts from CyberDog 2's or Go2's, in the unchanged world (see ROLL_SEEDS).
+        # The roll-over searched from CyberDog 2's and Go2's, in the unchanged world (see ROLL_SEEDS).
         motion_args = argparse.Namespace(**{**vars(args), "start": list(ROLL_SEEDS), "nominal": True,
                                             "sigma": args.sigma or ROLL_SIGMA}) if motion == "roll-back" else args
         code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs)
@@ -333,8 +333,8 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
 
     sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
     goal = GOALS[motion]
-    # `optimise all` gives the roll-over several starts: the search begins
-    # from the one that does best.
+    # `optimise all` gives the roll-over several starts: a search from each,
+    # the best kept.
     seeds: list[Path] = args.start if isinstance(args.start, list) else [args.start] if args.start else []
     starts = []
     for seed in seeds:
@@ -347,7 +347,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     worlds += tuple(on_top(w, name, "--world") for name in args.world for w in worlds)
     started = time.monotonic()
     # On a terminal a bar with the time left (stderr); the lines are the results.
-    bar = Progress(args.generations, "generations", lines=0)
+    bar = Progress(args.generations * max(1, len(starts)), "generations", lines=0)
 
     def progress(generation: int, cost: float, outcomes: list[dict[str, Any]]) -> None:
         worst = max(outcomes, key=lambda o: o["cost"]) if outcomes else {}
