@@ -27,6 +27,7 @@ DOC = ROOT / "docs" / "CONFIG.md"
 # the modules that read a section of their own.
 LOADERS = sorted((ROOT / "controller" / "robot" / "config").glob("*.py")) + [
     ROOT / "controller" / name for name in ("robot/humanoid_kinematics.py", "robot/mass_properties.py",
+                                            "robot/mjcf_figures.py",
                                             "sim/joint_sim.py", "sim/sensors.py", "sim/model.py",
                                             "sim/own_model.py", "sim/physics.py")]
 SECTIONS = {"common": "Common keys", "quadruped": "Quadruped keys", "humanoid": "Humanoid keys",
