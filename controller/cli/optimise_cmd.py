@@ -95,11 +95,12 @@ TWO_LEG = "two-leg"      # the two-leg stand's figures (controller/sim/two_leg_o
 # the first (-0.66); Go1's was made at 0.15 from Go2's.
 ROLL_SEEDS = tuple(CONFIG_DIR / "trajectories" / robot / "RollBack.yaml" for robot in ("cyberdog2", "go2"))
 ROLL_SIGMA = 0.15
-# `optimise all` searches the two-leg stand in the card's five worlds, as the
+# `optimise all` makes the two-leg stand pass the card's five worlds, as the
 # jumps: unlike a roll-over, nothing retries a greeting that falls, and a
 # search in the unchanged world alone soon found Barkour vB figures that
 # rear up only 0.006 rad past the card's 1.2 there (cost 0.018): no margin
-# for another floor or load was asked of them.
+# for another floor or load was asked of them. (It gets there in stages,
+# the unchanged world first: two_leg_optimiser.optimise.)
 TWO_LEG_NOMINAL = False
 
 ALL = (("yaw-left", "JumpYawLeft", 0, "JumpYawRight", 3),
