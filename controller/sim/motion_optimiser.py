@@ -553,7 +553,7 @@ class Result:
     evaluations: int
     generations: int
     lost: int = 0        # candidates whose workers died twice (costed LOST_COST)
-    first: int = 0       # of several starts, the one the search began from
+    first: int = 0       # of several starts, the one the kept search began from
 
 
 def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
