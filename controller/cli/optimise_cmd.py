@@ -228,9 +228,11 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
             continue
         print(f"== {motion}: {out / name}.yaml", flush=True)
         # The roll-over searched from CyberDog 2's and Go2's, in the unchanged world (see ROLL_SEEDS).
-        motion_args = argparse.Namespace(**{**vars(args), "start": list(ROLL_SEEDS), "nominal": True,
-                                            "sigma": args.sigma or ROLL_SIGMA}) if motion == "roll-back" else args
-        code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs)
+        roll = motion == "roll-back"
+        motion_args = argparse.Namespace(**{**vars(args), "nominal": True,
+                                            "sigma": args.sigma or ROLL_SIGMA}) if roll else args
+        code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs,
+                       list(ROLL_SEEDS) if roll else None)
         if code != EXIT_OK:
             return code
     print("== two-leg: the two-leg stand's figures", flush=True)
@@ -325,18 +327,19 @@ def run_two_leg_config(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mirror_path: Path | None,
-            pairs: tuple[list[tuple[str, str]], list[str]] | None = None) -> int:
+            pairs: tuple[list[tuple[str, str]], list[str]] | None = None, seeds: list[Path] | None = None) -> int:
     """Optimise one motion into `output` (and its mirror image into
-    `mirror_path`, by `pairs` or motion_optimiser.mirror_pairs)."""
+    `mirror_path`, by `pairs` or motion_optimiser.mirror_pairs), from the
+    trajectory files `seeds` (a search from each, the best kept; default:
+    --start, or the optimiser's guess)."""
     from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
     from controller.sim.workers import WorkersError
     from controller.sim.world import on_top
 
-    sigma = args.sigma if args.sigma is not None else (0.08 if args.start is not None else 0.25)
+    if seeds is None:
+        seeds = [args.start] if args.start is not None else []
+    sigma = args.sigma if args.sigma is not None else (0.08 if seeds else 0.25)
     goal = GOALS[motion]
-    # `optimise all` gives the roll-over several starts: a search from each,
-    # the best kept.
-    seeds: list[Path] = args.start if isinstance(args.start, list) else [args.start] if args.start else []
     starts = []
     for seed in seeds:
         try:

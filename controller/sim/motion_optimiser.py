@@ -585,18 +585,17 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
         options["popsize"] = population
     procs = workers or max(1, min(local_cores(), 8))
     best: Result | None = None
+    counts = (0, 0, 0)          # rollouts, generations and lost candidates of every search so far
     with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds), log_level)) as pool:
         for i, x0 in enumerate(starts):
-            got = Result(x0, math.inf, [], 0, 0, first=i)
-            if best is not None:        # counts on, and the progress shows the best so far
-                got.evaluations, got.generations, got.lost = best.evaluations, best.generations, best.lost
+            got = Result(x0, math.inf, [], *counts, first=i)
             es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
             _generations(es, pool, low, span, got, progress if best is None else _best_so_far(progress, best))
+            counts = (got.evaluations, got.generations, got.lost)
             if best is None or got.cost < best.cost:
                 best = got
-            else:
-                best.evaluations, best.generations, best.lost = got.evaluations, got.generations, got.lost
     assert best is not None
+    best.evaluations, best.generations, best.lost = counts
     return best
 
 
