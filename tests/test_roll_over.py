@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,3 +140,25 @@ def test_a_roll_over_is_also_scored_from_the_sides_it_is_played_on() -> None:
     # Go2 (roll_through 1) plays the mirror image on its left side.
     assert side_starts(go2, GOALS["roll-back"]) == pytest.approx((half, half - 0.05, half + 0.05))
     assert side_starts(CFG, GOALS["forward"]) == ()
+
+
+def test_a_roll_over_costs_half_its_back_and_half_its_better_side() -> None:
+    """roll_cost: the start from the back (the recovery's first roll) weighs
+    as much as the side it gets up better from (the recovery plays its
+    mirror image on the other side, roll_through), whatever the number of
+    starts on each."""
+    from controller.sim.motion_optimiser import roll_cost
+
+    def approx(x: float) -> Any:
+        return pytest.approx(x)
+    half = math.pi / 2
+    starts = [math.pi, half, half - 0.05, half + 0.05, -half, -half - 0.05, -half + 0.05]
+    # Up from the negative side only, on its back still: half of each.
+    assert roll_cost([1.0, 0.9, 0.9, 0.9, -0.6, -0.6, -0.6], starts) == (approx(0.5 * (1.0 - 0.6)), -1)
+    # The same roll-over up from the back too: better by the back's change alone.
+    assert roll_cost([-0.6, 0.9, 0.9, 0.9, -0.6, -0.6, -0.6], starts) == (approx(-0.6), -1)
+    assert roll_cost([-0.6, -0.5, -0.5, -0.5, 0.9, 0.9, 0.9], starts)[1] == 1
+    # Only one side scored (the config's roll_through), or none.
+    assert roll_cost([0.2, -0.4, -0.2], [math.pi, half, half + 0.05]) == (approx(0.5 * (0.2 - 0.3)), 1)
+    assert roll_cost([0.2, 0.4], [math.pi, math.pi]) == (approx(0.3), 0)
+    assert roll_cost([], []) == (math.inf, 0)

@@ -213,7 +213,12 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
         asked.append(goal.name)
         starts[goal.name] = (len(worlds), start, sigma)
         cfg = load_config(config_path)
-        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
+        # A roll-over that gets up from the back and from the side of negative roll only.
+        rolled = [{"world": "unchanged", "cost": -0.6, "start": 3.1416},
+                  {"world": "unchanged, from roll +1.57", "cost": 1.0, "start": 1.5708},
+                  {"world": "unchanged, from roll -1.57", "cost": -0.6, "start": -1.5708}]
+        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0,
+                      rolled if goal.roll_start is not None else [], 1, 1)
 
     monkeypatch.setattr(motion_optimiser, "optimise", fake)
     from controller.sim import two_leg_optimiser
@@ -251,6 +256,10 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
         0: "JumpYawLeft", 1: "JumpLong", 2: "JumpLeft", 3: "JumpYawRight", 4: "JumpShort", 5: "JumpRight",
         6: "JumpHigh", 9: "JumpDownStair"}
     assert cfg.scripts.rolls == {"back": "RollBack"}
+    # Played on the side it gets up from (its mirror image on the other).
+    assert cfg.scripts.roll_through == -1
+    assert yaml.safe_load((tmp_path / "trajectories" / "mydog" / "RollBack.yaml").read_text()
+                          )["optimised"]["roll_through"] == -1
     # The two-leg stand: its searched figures and mode 64, the mass model
     # read from the robot's physics file.
     assert cfg.scripts.modes[64].kind == "two_leg" and sorted(cfg.scripts.modes[64].gaits) == [0, 10]
@@ -291,7 +300,12 @@ def test_optimise_world_scores_every_margin_world_again_on_real_motors(tmp_path,
     def fake(config_path, goal, worlds, **_):
         seen.append(tuple(worlds))
         cfg = load_config(config_path)
-        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0, [], 1, 1)
+        # A roll-over that gets up from the back and from the side of negative roll only.
+        rolled = [{"world": "unchanged", "cost": -0.6, "start": 3.1416},
+                  {"world": "unchanged, from roll +1.57", "cost": 1.0, "start": 1.5708},
+                  {"world": "unchanged, from roll -1.57", "cost": -0.6, "start": -1.5708}]
+        return Result(np.array([p.start for p in goal.params(cfg)]), 1.0,
+                      rolled if goal.roll_start is not None else [], 1, 1)
 
     monkeypatch.setattr(motion_optimiser, "optimise", fake)
     out = tmp_path / "Up.yaml"

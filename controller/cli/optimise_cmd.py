@@ -27,15 +27,19 @@ start) are crouch, push with feed-forward torques, flight, landing and
 settle, per leg pair, rolled out from the controller's own stand and scored on the
 body's ground truth: the goal, landing on the four feet upright, no trunk
 contact, back at the stand height. The roll-over (roll-back: from lying on
-the back, and at once from each side the recovery plays it on) is four free
-joint-space phases and a fold, scored on how upright the body ends; the
-recovery stand (mode 12) plays it and its mirror image as its IMU says.
+the back, and at once from each side in the unchanged world) is four free
+joint-space phases and a fold, scored on how upright the body ends, first
+from the back alone until it gets up there, then from every start; the
+recovery stand (mode 12) plays it and its mirror image as its IMU says,
+the roll-over itself on the side it does better from (the file records it
+as `roll_through`: set scripts.recovery.roll_through to it).
 CMA-ES (the `cma` package) searches the phases' durations, poses, gains and
 torques through the controller's own trajectory player. A jump's score is
 its worst over the margin worlds (trunk mass x0.9 and x1.1, floor friction
 0.5 and 1.0, and the unchanged world; forward-stair also off 10, 15 and 20
-cm platforms, where it must land 0.45-0.75 m on), the roll-over's its mean
-(the recovery retries); --nominal drops the margin worlds. --world NAME
+cm platforms, where it must land 0.45-0.75 m on), the roll-over's half its
+mean from the back and half its mean from its better side (the recovery
+retries); --nominal drops the margin worlds. --world NAME
 rolls every candidate out again in each of those worlds with the named
 world of config/physics/worlds.yaml laid over it (real_actuators_3ms: the
 motors' torque-speed envelope and a 3 ms delay), so the motion is made for
@@ -64,12 +68,12 @@ so a run stopped half way goes on where it stopped. The two-leg stand is
 searched first in the unchanged world, then in all five from there, and
 stops once it passes every world with a margin. The roll-over is searched
 from CyberDog 2's and from Go2's (config/trajectories/), the better kept,
-in the unchanged world only (the recovery retries a roll that fails; the
-scorecard judges it in every margin world). Measured on Go1
-on two cores at --generations 20: 5-8 minutes a jump (45 for the six), the
-roll-over some 20 s a generation (use --ray on a cluster to go faster),
-the two-leg stand 2-3 minutes a generation in its five worlds (Barkour vB:
-jumps about 2 minutes each, the whole run some 20)."""
+and played on the side it gets up from (`roll_through` in the config it
+writes). Measured on Go1 on two cores at --generations 20: 5-8 minutes a
+jump (45 for the six), the two-leg stand 2-3 minutes a generation in its
+five worlds (use --ray on a cluster to go faster); Barkour vB: jumps about
+2 minutes each, the roll-over 13 minutes for its two searches, the whole
+run some 25."""
 
 
 # The optimiser's goals (controller/sim/motion_optimiser.py GOALS), named here so
@@ -86,10 +90,14 @@ TWO_LEG = "two-leg"      # the two-leg stand's figures (controller/sim/two_leg_o
 # feet at its first generation, where one from the fold pose had Go1 still
 # upside down after 6 generations (20 minutes); on Barkour vB, CyberDog 2's
 # left it on its back after 20 generations (cost 1.55) and Go2's stood it
-# up (0.27), though CyberDog 2's rolled out better before the search. It
-# runs in the unchanged world only (5 times fewer rollouts): the recovery
-# stand retries a roll that fails, and the card judges it in every margin
-# world (Go1's so made passes all 25 rows behind it). Its search steps
+# up (0.27), though CyberDog 2's rolled out better before the search. Each
+# search gets it up from the back first, in every margin world, then from
+# the sides too (motion_optimiser.optimise): made in the unchanged world
+# from all its starts at once, Barkour vB's got up from one side only and
+# from the back in two rolls (6.5 s of the card's 6), and searched from the
+# back in the unchanged world alone it got up there but not with friction
+# 0.5 (4 of the card's 25 rows behind it failed); from the back in the
+# five worlds, all 25 passed. Its search steps
 # wider than a --start's usual 0.08: on A1, 0.08 kept it upside down for
 # 8 generations (cost 1.16 to -0.10), 0.15 found every start on the feet in
 # the first (-0.66); Go1's was made at 0.15 from Go2's.
@@ -227,10 +235,9 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
             print(f"== {motion}: {out / name}.yaml is there: kept (--fresh makes it again)", flush=True)
             continue
         print(f"== {motion}: {out / name}.yaml", flush=True)
-        # The roll-over searched from CyberDog 2's and Go2's, in the unchanged world (see ROLL_SEEDS).
+        # The roll-over searched from CyberDog 2's and Go2's (see ROLL_SEEDS).
         roll = motion == "roll-back"
-        motion_args = argparse.Namespace(**{**vars(args), "nominal": True,
-                                            "sigma": args.sigma or ROLL_SIGMA}) if roll else args
+        motion_args = argparse.Namespace(**{**vars(args), "sigma": args.sigma or ROLL_SIGMA}) if roll else args
         code = run_one(motion_args, cfg, motion, out / f"{name}.yaml", mirror_path, pairs,
                        list(ROLL_SEEDS) if roll else None)
         if code != EXIT_OK:
@@ -254,7 +261,7 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
         f"{two_leg}"
         "scripts:\n"
         f"  trajectories: [{where}]\n"
-        "  recovery: {roll_back: RollBack}\n"
+        f"  recovery: {{roll_back: RollBack, roll_through: {made_roll_through(out / 'RollBack.yaml')}}}\n"
         f"{mirror_lines}"
         "  modes:\n"
         "    16:\n"
@@ -264,6 +271,18 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
         f"{MODE_64}")
     print(f"wrote {overlay}: run the robot with --config {overlay}")
     return EXIT_OK
+
+
+def made_roll_through(path: Path) -> int:
+    """The `scripts.recovery.roll_through` the roll-over in `path` was made
+    for (its `optimised: roll_through`; 0 in a file from before it was
+    recorded: the roll-over first from either side)."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    made = doc.get("optimised", {}) if isinstance(doc, dict) else {}
+    through = made.get("roll_through", 0) if isinstance(made, dict) else 0
+    return int(through) if through in (-1, 0, 1) else 0
 
 
 def two_leg_search(args: argparse.Namespace, cfg: Config) -> str | None:
@@ -332,7 +351,7 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     `mirror_path`, by `pairs` or motion_optimiser.mirror_pairs), from the
     trajectory files `seeds` (a search from each, the best kept; default:
     --start, or the optimiser's guess)."""
-    from controller.sim.motion_optimiser import GOALS, build, mirror, optimise
+    from controller.sim.motion_optimiser import GOALS, build, mirror, optimise, roll_cost
     from controller.sim.workers import WorkersError
     from controller.sim.world import on_top
 
@@ -378,6 +397,10 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
         "outcomes": result.outcomes,
         "parameters": {p.name: round(float(v), 5) for p, v in zip(goal.params(cfg), result.x)},
     }
+    if goal.roll_start is not None:
+        # The side it gets up better from: the recovery plays it there (motion_optimiser.roll_cost).
+        meta["roll_through"] = roll_cost([o["cost"] for o in result.outcomes],
+                                         [o.get("start") for o in result.outcomes])[1]
     traj = build(cfg, goal, result.x, output.stem)
     traj = type(traj)(traj.name, traj.phases, meta=meta)
     traj.check(cfg, cfg.torque_limit)
@@ -395,6 +418,9 @@ def run_one(args: argparse.Namespace, cfg: Config, motion: str, output: Path, mi
     output.write_text(traj.to_yaml(cfg.tick_hz, cfg.joint_names, header))
     print(f"wrote {output} (cost {result.cost:.3f}, {result.evaluations} rollouts, "
           f"{time.monotonic() - started:.0f} s)")
+    if meta.get("roll_through"):
+        print(f"it gets up better from the side of roll sign {meta['roll_through']:+d}: play it with "
+              f"`scripts.recovery.roll_through: {meta['roll_through']}` (the mirror image from the other side)")
     if result.lost:
         print(f"motionctl: optimise: {result.lost} candidates were lost with their workers (costed "
               f"as failures)", file=sys.stderr)

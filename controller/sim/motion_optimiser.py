@@ -367,6 +367,7 @@ class Rollout:
         SETTLE_S at rest."""
         self.cfg = cfg
         self.world = world or World()
+        self.start = roll_start
         self.label = self.world.label + ("" if settle else f", from roll {roll_start:+.2f}")
         if roll_start is None:
             # The stand the jump is played from on the card: the controller's
@@ -515,6 +516,9 @@ def cost(goal: Goal, o: Outcome, stand_height: float, stair: bool = False) -> fl
 
 _worker: dict[str, Any] = {}
 LOST_COST = 1e6      # a candidate never evaluated: worse than any that ran
+# A roll-over's first stage ends once it gets up from the back (cost, from
+# cost(): standing is -1 plus twice its saturation; lying on the back, 1.5-2).
+BACK_UP_COST = 0.0
 
 
 def _init(config_path: str, goal_name: str, worlds: Sequence[World], log_level: str | None = None) -> None:
@@ -526,23 +530,64 @@ def _init(config_path: str, goal_name: str, worlds: Sequence[World], log_level: 
     goal = GOALS[goal_name]
     _worker["cfg"] = cfg
     _worker["goal"] = goal
+    # A roll-over from the back in every world, from the sides in the first
+    # (the unchanged one): the card's rows from a side start on the back
+    # once the folded body has fallen there (Barkour vB), and every world
+    # more would cost six rollouts a candidate.
     _worker["rollouts"] = [Rollout(cfg, w, goal.roll_start) for w in worlds] + [
-        Rollout(cfg, w, start, settle=False) for w in worlds for start in side_starts(cfg, goal)]
+        Rollout(cfg, worlds[0], start, settle=False) for start in side_starts(cfg, goal)]
 
 
-def _evaluate(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
+def _evaluate(x: Sequence[float], back_only: bool = False) -> tuple[float, list[dict[str, Any]]]:
+    """A candidate's cost and what it did in each rollout (`back_only`: a
+    roll-over from the back alone, optimise's first stage)."""
     cfg, goal = _worker["cfg"], _worker["goal"]
     traj = build(cfg, goal, x)
     rows = []
-    for r in _worker["rollouts"]:
+    rollouts = [r for r in _worker["rollouts"] if not back_only or r.start == goal.roll_start]
+    for r in rollouts:
         o = r.run(traj)
         stair = r.world.drop > 0
         rows.append({"world": r.label, **o.as_dict(),
                      "cost": round(cost(goal, o, cfg.stand_height, stair), 4)})
     costs = [row["cost"] for row in rows]
     # A jump must work in every world; a roll-over is retried by the recovery
-    # stand as its IMU says, so it is judged on its average.
-    return (float(np.mean(costs)) if goal.roll_start is not None else max(costs)), rows
+    # stand as its IMU says (roll_cost).
+    if goal.roll_start is None:
+        return max(costs), rows
+    starts = [r.start for r in rollouts]
+    for row, start in zip(rows, starts):
+        row["start"] = None if start is None else round(start, 4)   # roll_cost reads it again from a file
+    return roll_cost(costs, starts)[0], rows
+
+
+def _evaluate_back(x: Sequence[float]) -> tuple[float, list[dict[str, Any]]]:
+    """A roll-over from the back alone (optimise's first stage)."""
+    return _evaluate(x, back_only=True)
+
+
+def roll_cost(costs: Sequence[float], starts: Sequence[float | None]) -> tuple[float, int]:
+    """A roll-over's cost from its rollouts' `costs` (each lying at its roll
+    angle in `starts`: on the back, or on a side) and the side it should be played on
+    (`scripts.recovery.roll_through`: the sign of the side whose starts did
+    better, 0 with none). Half is the start from the back, as the recovery
+    plays it first; half the side it does better from: the recovery plays
+    its mirror image on the other side (given `roll_through`), so one side
+    that gets up is enough. Averaged over all seven starts, the back was one
+    seventh of it: on Barkour vB the search stood the body up from one side
+    (three starts) and left it on the other side after a roll from the back,
+    and the recovery needed a second roll (6.5 s of the card's 6)."""
+    if not costs:
+        return math.inf, 0
+    on_side = [s is not None and abs(math.cos(s)) < 0.5 for s in starts]
+    back = [c for side, c in zip(on_side, costs) if not side]
+    sides = {sign: [c for side, s, c in zip(on_side, starts, costs) if side and math.copysign(1.0, s or 0.0) == sign]
+             for sign in (1.0, -1.0)}
+    means = {side: float(np.mean(v)) for side, v in sides.items() if v}
+    if not means:
+        return float(np.mean(back)), 0
+    through = min(means, key=lambda side: means[side])
+    return 0.5 * (float(np.mean(back)) + means[through]), int(through)
 
 
 @dataclass
@@ -562,8 +607,8 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
              ray: str | None = None, progress: Callable[[int, float, list[dict[str, Any]]], None] | None = None,
              log_level: str | None = None) -> Result:
     """CMA-ES over the goal's parameters, each scaled to [0, 1] between its
-    bounds; a candidate's cost is its worst over `worlds` (a roll-over's: its
-    mean). The candidates of a generation run on `workers` local processes
+    bounds; a candidate's cost is its worst over `worlds` (a roll-over's:
+    roll_cost). The candidates of a generation run on `workers` local processes
     (0: one a core, up to 8) or on the Ray cluster at `ray`; a candidate
     whose worker died twice costs LOST_COST and is counted in `lost`.
     `log_level`: the workers' logging (controller/logs.py), None to leave it.
@@ -586,11 +631,26 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
     procs = workers or max(1, min(local_cores(), 8))
     best: Result | None = None
     counts = (0, 0, 0)          # rollouts, generations and lost candidates of every search so far
+    staged = goal.roll_start is not None and goal.from_sides
     with Workers(procs, ray, initializer=_init, initargs=(config_path, goal.name, list(worlds), log_level)) as pool:
         for i, x0 in enumerate(starts):
             got = Result(x0, math.inf, [], *counts, first=i)
-            es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma, options)
-            _generations(es, pool, low, span, got, progress if best is None else _best_so_far(progress, best))
+            report = progress if best is None else _best_so_far(progress, best)
+            left = generations
+            if staged:
+                # A roll-over from the back alone first, until it gets up
+                # there (BACK_UP_COST) or for half the generations; then from
+                # every start (roll_cost) from there.
+                es = cma.CMAEvolutionStrategy(((x0 - low) / span).clip(0, 1).tolist(), sigma,
+                                              {**options, "maxiter": max(1, generations // 2)})
+                _generations(es, pool, low, span, got, report, _evaluate_back, BACK_UP_COST)
+                left = max(1, generations - (got.generations - counts[1]))
+                judged = pool.map(_evaluate, [got.x])[0]       # from every start
+                got.cost, got.outcomes = (LOST_COST, []) if isinstance(judged, Lost) else judged
+                got.evaluations += 1
+            es = cma.CMAEvolutionStrategy(((got.x - low) / span).clip(0, 1).tolist(), sigma,
+                                          {**options, "maxiter": left})
+            _generations(es, pool, low, span, got, report)
             counts = (got.evaluations, got.generations, got.lost)
             if best is None or got.cost < best.cost:
                 best = got
