@@ -29,6 +29,25 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "config"
 
 
+class InlineWorkers:
+    """motion_optimiser's Workers, running nothing: `map` books what it was
+    asked in `asked` and says every candidate cost 0.4."""
+    asked: list[Any] = []
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        pass
+
+    def __enter__(self) -> InlineWorkers:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def map(self, fn: Any, xs: list[Any]) -> list[Any]:
+        self.asked.append((fn, [np.asarray(x).copy() for x in xs]))
+        return [(0.4, [{"world": "unchanged", "cost": 0.4}]) for _ in xs]
+
+
 @pytest.fixture()
 def tree(tmp_path: Path) -> Path:
     shutil.copytree(CONFIG, tmp_path / "config", ignore=shutil.ignore_patterns("trajectories"))
@@ -195,16 +214,6 @@ def test_a_search_from_each_start_keeps_the_best(monkeypatch: pytest.MonkeyPatch
     progress of the later search reports the best so far."""
     from controller.sim import motion_optimiser as mo
 
-    class NoWorkers:
-        def __init__(self, *args: Any, **kw: Any) -> None:
-            pass
-
-        def __enter__(self) -> NoWorkers:
-            return self
-
-        def __exit__(self, *exc: Any) -> None:
-            pass
-
     ends = iter([2.0, 0.5, 1.0])      # what each start's search reaches
 
     def search(es: Any, pool: Any, low: Any, span: Any, best: Result, progress: Any) -> None:
@@ -215,7 +224,7 @@ def test_a_search_from_each_start_keeps_the_best(monkeypatch: pytest.MonkeyPatch
             progress(best.generations, best.cost, [])
 
     seen: list[tuple[int, float]] = []
-    monkeypatch.setattr(mo, "Workers", NoWorkers)
+    monkeypatch.setattr(mo, "Workers", InlineWorkers)
     monkeypatch.setattr(mo, "_generations", search)
     goal = mo.GOALS["forward"]
     cfg = load_config(CONFIG / "go1.yaml")
@@ -238,22 +247,7 @@ def test_a_roll_over_is_searched_from_the_back_first_then_from_every_start(monke
     it got up there at its fourth."""
     from controller.sim import motion_optimiser as mo
 
-    judged: list[Any] = []
-
-    class OneWorker:
-        def __init__(self, *args: Any, **kw: Any) -> None:
-            pass
-
-        def __enter__(self) -> OneWorker:
-            return self
-
-        def __exit__(self, *exc: Any) -> None:
-            pass
-
-        def map(self, fn: Any, xs: list[Any]) -> list[Any]:
-            judged.append((fn, [np.asarray(x).copy() for x in xs]))
-            return [(0.4, [{"world": "unchanged", "cost": 0.4}])]
-
+    judged = InlineWorkers.asked = []
     stages: list[tuple[Any, Any, int, float]] = []
 
     def search(es: Any, pool: Any, low: Any, span: Any, best: Result, progress: Any,
@@ -264,7 +258,7 @@ def test_a_roll_over_is_searched_from_the_back_first_then_from_every_start(monke
         best.evaluations += 5
         best.generations += 3
 
-    monkeypatch.setattr(mo, "Workers", OneWorker)
+    monkeypatch.setattr(mo, "Workers", InlineWorkers)
     monkeypatch.setattr(mo, "_generations", search)
     goal = mo.GOALS["roll-back"]
     cfg = load_config(CONFIG / "go1.yaml")
