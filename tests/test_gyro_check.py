@@ -4,25 +4,27 @@ otherwise by more than the bound for long enough is found."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from controller.core.gyro_check import GyroCheck, skew
 from controller.robot.config.safety import SensorLimits
 
 DT = 0.002
 WALK = np.array([0.3, 0.0, 0.0])
+LEVEL = np.eye(3)
 FEET = np.array([[0.24, -0.1, -0.25], [0.24, 0.1, -0.25], [-0.24, -0.1, -0.25], [-0.24, 0.1, -0.25]])
 
 
 def drive(check: GyroCheck, rate: np.ndarray, bias: np.ndarray, trust: np.ndarray,
-          seconds: float) -> tuple[str | None, int]:
-    """Feet on the ground under a body moving at WALK and turning at
-    `rate` (body frame); the leg Jacobians are the identity, so the joint
-    speeds are the feet's velocities relative to the body."""
+          seconds: float, rot: np.ndarray = LEVEL) -> tuple[str | None, int]:
+    """Feet on the ground under a body (turned by `rot`) moving at WALK
+    and turning at `rate` (body frame); the leg Jacobians are the identity,
+    so the joint speeds are the feet's velocities relative to the body."""
     jac = np.broadcast_to(np.eye(3), (4, 3, 3))
     q = np.zeros(12)
     for k in range(int(round(seconds / DT))):
         v = -WALK - np.cross(rate, FEET)
-        found = check.step(rate + bias, np.eye(3), FEET, jac, q, v.reshape(-1), trust)
+        found = check.step(rate + bias, rot, FEET, jac, q, v.reshape(-1), trust)
         if found is not None:
             return found, k + 1
     return None, int(round(seconds / DT))
@@ -61,10 +63,15 @@ def test_a_bias_under_the_bound_is_not_a_fault() -> None:
     assert found is None and abs(check.bias[2] - 0.1) < 1e-9
 
 
-def test_three_loaded_feet_see_every_axis_and_two_say_nothing() -> None:
+def test_three_loaded_feet_see_every_axis_and_a_pair_only_the_yaw_while_level() -> None:
     """Three feet (a trot's moment on three, a foot lifted): the bias on
-    each axis; a diagonal pair alone: nothing, however large the bias (two
-    feet cannot show that neither slides)."""
+    each axis. A diagonal pair alone (a trot): the yaw, from its rows along
+    the body's x and y, but not roll or pitch (two feet cannot show that
+    neither slides; a soft foot's vertical wobble would read as either);
+    and nothing while the body is tilted (the two-leg stand's hind feet)
+    or the pair's feet move against each other fast (a slide, a fast
+    turn)."""
+    diagonal = np.array([1.0, 0.0, 0.0, 1.0])
     for axis in range(3):
         check = GyroCheck(SensorLimits(), 4, 0.0, DT)
         bias = np.zeros(3)
@@ -72,8 +79,22 @@ def test_three_loaded_feet_see_every_axis_and_two_say_nothing() -> None:
         found, _ = drive(check, np.zeros(3), bias, np.array([1.0, 1.0, 1.0, 0.0]), 2.0)
         assert found is not None and f"{'xyz'[axis]} rate" in found
     check = GyroCheck(SensorLimits(), 4, 0.0, DT)
-    found, _ = drive(check, np.zeros(3), np.array([0.0, 0.0, 0.5]), np.array([1.0, 0.0, 0.0, 1.0]), 2.0)
-    assert found is None and check.weight == 0.0
+    found, ticks = drive(check, np.zeros(3), np.array([0.0, 0.0, 0.2]), diagonal, 2.0)
+    assert found is not None and "z rate" in found and ticks * DT < 1.0
+    assert check.bias[2] == pytest.approx(0.2) and np.isnan(check.bias[:2]).all()
+    for roll_or_pitch in ([0.3, 0.0, 0.0], [0.0, 0.3, 0.0]):
+        check = GyroCheck(SensorLimits(), 4, 0.0, DT)
+        found, _ = drive(check, np.zeros(3), np.array(roll_or_pitch), diagonal, 2.0)
+        # A pair's evidence counts for the yaw alone, never for the other axes.
+        assert found is None and check.yaw_weight > 0.0 and check.weight == 0.0
+        assert np.isnan(check.bias[:2]).all() and check.bias[2] == pytest.approx(0.0)
+    pitched = np.array([[np.cos(1.0), 0.0, np.sin(1.0)], [0.0, 1.0, 0.0], [-np.sin(1.0), 0.0, np.cos(1.0)]])
+    check = GyroCheck(SensorLimits(), 4, 0.0, DT)
+    found, _ = drive(check, np.zeros(3), np.array([0.0, 0.0, 0.5]), np.array([0.0, 0.0, 1.0, 1.0]), 2.0, pitched)
+    assert found is None and check.yaw_weight == 0.0
+    check = GyroCheck(SensorLimits(), 4, 0.0, DT)
+    found, _ = drive(check, np.array([0.0, 0.0, 0.4]), np.array([0.0, 0.0, 0.5]), diagonal, 2.0)
+    assert found is None and check.yaw_weight == 0.0
 
 
 def test_fewer_than_two_loaded_feet_and_fast_turns_weigh_too_little_to_say_anything() -> None:

@@ -168,8 +168,10 @@ def test_the_default_checks_do_not_fire_on_the_sims_own_trot_and_stand() -> None
     ({"kind": "encoder_jump", "joint": "FR_hip", "rad": 0.3}, "encoder", True),
     ({"kind": "encoder_freeze", "joint": "FR_knee"}, "encoder", True),
     ({"kind": "imu_freeze"}, "imu", True),
-    # The gyro check needs three loaded feet: a stand, not a trot's diagonals.
-    ({"kind": "gyro_bias", "axis": 2, "rad_s": 0.2}, "gyro", False),
+    # The gyro check sees a roll bias on three loaded feet (a stand), the yaw
+    # on a trot's diagonals too.
+    ({"kind": "gyro_bias", "axis": 0, "rad_s": 0.2}, "gyro", False),
+    ({"kind": "gyro_bias", "axis": 2, "rad_s": 0.2}, "gyro", True),
 ])
 def test_a_broken_part_in_physics_is_found_from_the_readings_and_damped(spec: dict[str, Any], event: str,
                                                                      trotting: bool) -> None:
