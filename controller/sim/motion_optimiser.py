@@ -17,7 +17,8 @@ on the feet upright, no trunk contact, ending at the stand.
 
 A roll-over starts lying folded on its back and is four free phases (every joint's target within its limits, and
 a duration) then a fold; it is scored on how upright the body ends (and, to
-guide the search, how upright it got on the way). The recovery stand plays
+guide the search, how upright it got on the way), from the back first and
+then from the sides too (optimise, roll_cost). The recovery stand plays
 them (controller/behaviours/recovery.py) as its IMU says.
 
 This is an offline design tool, so ground truth is what it should judge by;
@@ -612,6 +613,9 @@ def optimise(config_path: str, goal: Goal, worlds: Sequence[World] = (World(),),
     (0: one a core, up to 8) or on the Ray cluster at `ray`; a candidate
     whose worker died twice costs LOST_COST and is counted in `lost`.
     `log_level`: the workers' logging (controller/logs.py), None to leave it.
+    A roll-over is searched in two stages: from the back alone until it
+    gets up there (BACK_UP_COST, at most half the generations), then from
+    every start for the generations left.
     `start`: the parameters to begin from, or a list of such: a search
     from each (`generations` each), the best of them kept (`first`: from
     which). A start's own cost says little of where its search ends: on
