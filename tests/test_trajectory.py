@@ -236,11 +236,12 @@ def test_optimise_all_writes_every_motion_and_a_config_that_plays_them(tmp_path,
     assert code == 0, capsys.readouterr().err
     assert asked == ["yaw-left", "forward", "left", "forward-short", "up", "forward-stair", "roll-back", "two-leg"]
     # The jumps from the optimiser's guess in the five margin worlds; the
-    # roll-over from CyberDog 2's or Go2's recorded parameters (the search
-    # begins from the better), in the unchanged world.
+    # roll-over from CyberDog 2's and Go2's recorded parameters (a search
+    # from each), in the margin worlds too (from the back; its sides in the
+    # unchanged one).
     assert all(starts[name][0] >= 5 and starts[name][1:] == (None, 0.25) for name in asked[:-2]), starts
     worlds, start, sigma = starts["roll-back"]
-    assert worlds == 1 and start is not None and sigma == 0.15
+    assert worlds == 5 and start is not None and sigma == 0.15
     cfg = load_config(tmp_path / "mydog.yaml")
     names = [p.name for p in motion_optimiser.GOALS["roll-back"].params(cfg)]
     for robot, given in zip(("cyberdog2", "go2"), start, strict=True):
