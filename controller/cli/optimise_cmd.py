@@ -261,7 +261,7 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
         f"{two_leg}"
         "scripts:\n"
         f"  trajectories: [{where}]\n"
-        f"  recovery: {{roll_back: RollBack, roll_through: {made_roll_through(out / 'RollBack.yaml')}}}\n"
+        f"  recovery: {{roll_back: RollBack, roll_through: {made_roll_through(out / 'RollBack.yaml', cfg)}}}\n"
         f"{mirror_lines}"
         "  modes:\n"
         "    16:\n"
@@ -273,16 +273,14 @@ def run_all(args: argparse.Namespace, cfg: Config) -> int:
     return EXIT_OK
 
 
-def made_roll_through(path: Path) -> int:
+def made_roll_through(path: Path, cfg: Config) -> int:
     """The `scripts.recovery.roll_through` the roll-over in `path` was made
     for (its `optimised: roll_through`; 0 in a file from before it was
     recorded: the roll-over first from either side)."""
-    import yaml
+    from controller.motion.trajectory import load
 
-    doc = yaml.safe_load(path.read_text())
-    made = doc.get("optimised", {}) if isinstance(doc, dict) else {}
-    through = made.get("roll_through", 0) if isinstance(made, dict) else 0
-    return int(through) if through in (-1, 0, 1) else 0
+    through = (load(path, cfg.joint_names, cfg.tick_hz).meta or {}).get("roll_through", 0)
+    return through if through in (-1, 0, 1) else 0
 
 
 def two_leg_search(args: argparse.Namespace, cfg: Config) -> str | None:
