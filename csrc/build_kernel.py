@@ -118,6 +118,7 @@ ffibuilder.cdef(
         double dt, rx, ry;
         double min_swing_share;
         double foot_radius;
+        double sink;
         double cross_coupling;
         int32_t zero_target;
         const double *cmd;

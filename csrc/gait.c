@@ -15,6 +15,21 @@ static double min_jerk(double s)
     return s * s * s * (10.0 + s * (-15.0 + 6.0 * s));
 }
 
+/* A swing's rise out of the floor its loaded foot sank into (and its fall
+ * back into it): 0 at lift-off and at touch-down, 1 from SINK_SHARE of the
+ * swing to SINK_SHARE before its end, smooth. */
+#define SINK_SHARE 0.15
+
+static double out_of_floor(double s)
+{
+    double x = (s < 1.0 - s ? s : 1.0 - s) / SINK_SHARE;
+    if (x >= 1.0)
+        return 1.0;
+    if (x <= 0.0)
+        return 0.0;
+    return x * x * (3.0 - 2.0 * x);
+}
+
 static double bump(double s)
 {
     return 64.0 * pow(s * (1.0 - s), 3.0);
@@ -220,7 +235,9 @@ static void gait_legs(mk_gait *g)
             const double ox = g->lift[2 * leg], oy = g->lift[2 * leg + 1];
             fx = ox + (nx + lx - ox) * m;
             fy = oy + (ny + ly - oy) * m;
-            lift = g->swing_apex[leg] * bump(share) - g->feedback[2];
+            /* the apex is over the floor's surface: a foot that sank into
+             * it rises out first, before its stride is under way */
+            lift = g->swing_apex[leg] * bump(share) + g->sink * out_of_floor(share) - g->feedback[2];
         }
         g->feet[2 * leg] = fx;
         g->feet[2 * leg + 1] = fy;

@@ -235,6 +235,7 @@ typedef struct {
     double dt, rx, ry;           /* tick, s; the half-stride ellipse, m */
     double min_swing_share;      /* a late swing keeps at least this share of its run */
     double foot_radius;          /* m */
+    double sink;                 /* m: how far a loaded foot sinks into the floor */
     double cross_coupling;       /* at full |vx| the vy and yaw windows shrink by this share */
     /* this tick's command and window */
     int32_t zero_target;

@@ -6,6 +6,8 @@ on the fake clock and look at what the daemon publishes.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from harness import Rig
@@ -89,6 +91,38 @@ def test_swing_apex_is_the_step_height(gait_id):
     apex = np.max(lift, axis=0)
     expected = gait.step_height(0.05)
     np.testing.assert_allclose(apex, expected, rtol=0.05)
+
+
+def test_a_foot_that_sinks_into_the_floor_rises_out_of_it_before_its_stride():
+    """geometry.foot_sink (a soft foot, Menagerie's Go1): the swing's apex is
+    over the floor's surface, the sink above the stance feet, and the foot is
+    out of the floor by 15 % of its swing, when its stride has moved some
+    3 %; it sinks back over the last 15 %, landing where it would have."""
+    sink = 0.015
+    geometry = CFG.geometry
+    assert isinstance(geometry, Geometry)
+    kin = QuadrupedKinematics(replace(geometry, foot_sink=sink))
+    gen = GaitGenerator(kin, LOCO, CFG.dt, GAITS)
+    gen.start(kin.inverse(kin.stance_feet(CFG.stand_height, CFG.stand_com_x))[0], GAITS[1])
+    v = [0.3, 0.0, 0.0]
+    walk(gen, 3, v, 2 * gen.cycle_ticks + 200, step_height=0.05)
+    ground = -(gen.height - kin.foot_radius)
+    shares, lifts, strides = [], [], []
+    for _ in range(gen.cycle_ticks):
+        feet = walk(gen, 3, v, 1, step_height=0.05)[0]
+        if gen.swinging[0]:
+            shares.append(gen.swing_tick[0] / gen.swing_ticks[0])
+            lifts.append(feet[0, 2] - ground)
+            start, end = gen.lift[0, 0], gen.landing[0, 0]
+            strides.append((feet[0, 0] - start) / (end - start))
+    share, lift, stride = np.array(shares), np.array(lifts), np.array(strides)
+    assert share.min() < 0.02 and share.max() > 0.98             # one whole swing
+    assert max(lift) - sink == pytest.approx(GAITS[3].step_height(0.05), rel=0.05)
+    out = (share >= 0.15) & (share <= 0.85)
+    assert np.all(lift[out] >= sink - 1e-9)
+    first_out = int(np.flatnonzero(out)[0])
+    assert stride[first_out] < 0.04
+    assert lift[-1] < 0.1 * sink and lift[0] < 0.1 * sink       # lifts off and lands on the stance height
 
 
 def test_step_height_rule_ratio_and_clamps():

@@ -13,6 +13,11 @@ foot positions in the body frame:
   point (the nominal foot plus half a stance's travel at the current
   velocity), horizontally on a minimum-jerk profile and vertically on a bump
   of height step_height; both have zero velocity at lift-off and touch-down;
+  the height is over the floor's surface: a foot that sinks into the floor
+  under load (geometry.foot_sink, a soft rubber foot) first rises that much
+  over the first 15 % of its swing, while the minimum-jerk stride has moved
+  some 3 %, and sinks back over the last 15 % (csrc/gait.c), so it neither
+  ploughs forward through the floor at lift-off nor lands sliding;
 * a swing, once started, finishes on its own timing, so a gait switch never
   leaves a foot hanging in the air or drops one from a height.
 
@@ -271,7 +276,7 @@ class GaitGenerator:
         rx, ry = params.half_stride
         self._native = ffi.new("mk_gait *", {
             "legs": legs, "dt": self.dt, "rx": rx, "ry": ry, "min_swing_share": MIN_SWING_SHARE,
-            "foot_radius": self.kin.foot_radius, "cross_coupling": CROSS_COUPLING,
+            "foot_radius": self.kin.foot_radius, "sink": self.kin.sink, "cross_coupling": CROSS_COUPLING,
             "segment_ticks": self.segment_ticks, **ptr})
         self._accel_of: GaitDefinition | None = None
         self._table_of: tuple[GaitDefinition, np.ndarray, np.ndarray, np.ndarray] | None = None

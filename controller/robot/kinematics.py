@@ -34,6 +34,9 @@ class QuadrupedKinematics:
         # The contact's height under the foot's centre: its radius, less what
         # a loaded foot sinks into the floor (geometry.foot_sink).
         self.foot_radius = geometry.foot_radius - geometry.foot_sink
+        # A swing rises out of that sink before its stride is under way
+        # (csrc/gait.c): its apex is over the floor's surface.
+        self.sink = geometry.foot_sink
         # What the foot rolls on as the leg turns over it (leg odometry): its
         # own radius, however far the load squashes it.
         self.roll_radius = geometry.foot_radius
