@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -282,3 +283,95 @@ def test_with_a_latency_the_force_acts_on_the_state_the_model_predicts_for_then(
     ahead = state + 0.004 * (A @ state + B[:, 0] * 3.0)
     assert later == pytest.approx(-float(k @ ahead), rel=1e-6)
     assert abs(later - now) > 0.01 * abs(now)
+
+
+def test_a_rolling_foot_moves_the_centre_of_pressure_against_its_roll():
+    """foot_rolling: a rear foot whose shank turns on the floor (its hip and
+    knee rates against the trunk's pitch rate, low-passed) is pushed at a
+    centre of pressure foot_rolling x tanh(turn / ROLL_RATE) of its load off
+    its centre, against the roll: the balance measures the centre of mass
+    from there. At rest, or with none, nothing moves."""
+    from controller.motion.two_leg import ROLL_FILTER_S, ROLL_RATE
+    assert CFG.balance is not None
+    q = np.tile([0.0, -0.9, 1.5], 4)
+    rot = np.eye(3)
+    feet, J = KIN.forward_jacobian(q.reshape(4, 3))
+    assert J is not None
+
+    def x_after(rolling: float, hip_rate: float, ticks: int) -> float:
+        gains = dataclasses.replace(CFG.two_leg.gains, foot_rolling=rolling)
+        assert CFG.balance is not None
+        bal = TwoLegBalance(KIN, MASS, CFG.balance.inertia, DT, gains)
+        bal.forces[2:, 2] = [50.0, 70.0]
+        qd = np.zeros(12)
+        qd[[7, 10]] = hip_rate          # the rear hips: the shanks turn at -hip_rate on the floor
+        for _ in range(ticks):
+            bal.measure(rot, np.zeros(3), feet, J, q, qd)
+        return bal.x
+
+    ticks = 300
+    plain = x_after(0.0, -0.5, ticks)
+    assert x_after(0.01, 0.0, ticks) == pytest.approx(plain, abs=1e-12)
+    turn = 0.5 * (1.0 - (1.0 - DT / (DT + ROLL_FILTER_S)) ** ticks)     # the filter's step response
+    shift = -0.01 * 120.0 * math.tanh(turn / ROLL_RATE) / (MASS.total * 9.81)
+    assert x_after(0.01, -0.5, ticks) - plain == pytest.approx(shift, rel=1e-9)
+    assert shift < -0.007          # a shank turning nose down: the push ahead, the centre of mass behind it
+    assert x_after(0.01, 0.5, ticks) - plain == pytest.approx(-shift, rel=1e-9)
+
+
+def test_go1s_rubber_toes_roll_against_friction_and_other_feet_do_not():
+    """The loader's figure (controller/robot/foot_sink.py): the third
+    friction figure of a foot geom with six contact dimensions."""
+    from controller.robot.foot_sink import feet_rolling_friction
+    for name, rolling in (("go1.yaml", 0.01), ("barkour_vb.yaml", 0.0)):
+        cfg = load_config(Path(CFG.path).parent / name)
+        assert feet_rolling_friction(cfg.path, cfg.sim, cfg.legs, cfg.joint_map) == pytest.approx(rolling)
+
+
+def rear_stage(**plan: Any) -> TwoLegStand:
+    """The greeting's behaviour on CyberDog 2, its plan changed, as the rear-up begins
+    (its balance's state set by hand: no physics runs)."""
+    rig = Rig()
+    behaviour = rig.ctl.fsm.behaviours[64]
+    assert isinstance(behaviour, TwoLegStand)
+    behaviour.plan = dataclasses.replace(behaviour.plan, **plan)
+    behaviour.ref0 = np.array([0.0, 0.2])
+    behaviour.rear_clock, behaviour.height_pitch, behaviour.stage = 0.0, None, "rear"
+    return behaviour
+
+
+def test_a_governed_rear_up_waits_for_a_trunk_held_back_and_runs_with_one_that_follows():
+    """rear_lead: the reference's clock runs at full speed while the trunk
+    keeps up, slows as it lags, and stops with the reference rear_lead
+    ahead of a trunk that does not move; the height follows the reference."""
+    dt = DT
+    nothing: Any = None                          # a governed clock is its own: no tick is read
+    follows = rear_stage(rear_lead=0.1, rear_s=2.0)
+    for _ in range(500):
+        ref = follows._rear_reference(nothing)
+        follows.balance.pitch = ref.value
+    assert follows.rear_clock == pytest.approx(500 * dt)
+    assert follows.height_pitch == (ref.value, ref.rate)
+    held = rear_stage(rear_lead=0.1, rear_s=2.0)
+    held.balance.pitch = 0.0
+    for _ in range(1500):
+        ref = held._rear_reference(nothing)
+    clock = held.rear_clock
+    assert 0.3 < clock < 1.0 and ref.value == pytest.approx(-0.1, abs=0.002)
+    held._rear_reference(nothing)
+    assert held.rear_clock - clock < 0.02 * dt and abs(ref.rate) < 0.02
+    assert not held._rear_done(type("Ctx", (), {"tick": held.stage_tick + round(2.3 / dt)})())
+
+
+def test_rearing_up_the_height_can_rise_ahead_of_the_pitch():
+    """rear_height_ease k: the height rises 1 - (1 - s)^k of its way at a share
+    s of the pitch's, rearing up; landing, and with k 1, in proportion."""
+    stand = rear_stage(rear_height_ease=2.0, pitch=1.0, height=0.4)
+    stand.height_pitch = (-0.5, -1.0)           # half way up, turning nose up at 1 rad/s
+    h = stand._height_for_pitch()
+    assert h.value == pytest.approx(0.2 + 0.2 * 0.75) and h.rate == pytest.approx(0.2 * 2 * 0.5 / -1.0 * -1.0)
+    stand.stage = "land"
+    assert stand._height_for_pitch().value == pytest.approx(0.3)
+    stand.stage = "rear"
+    stand.plan = dataclasses.replace(stand.plan, rear_height_ease=1.0)
+    assert stand._height_for_pitch().value == pytest.approx(0.3)

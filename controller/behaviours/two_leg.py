@@ -50,6 +50,8 @@ STOP_BACKOFF = 0.05                 # of a swing period: where a stopped swing r
 # pitches the trunk on two legs (±0.3 rad): after this many the greeting ends
 # early, with the foot resting clear of it, and the robot comes down.
 GIVE_UP_TOUCHES = 3
+# s past rear_s a governed rear-up (`rear_lead`) may wait for the trunk
+REAR_WAIT_S = 3.0
 GESTURE_SETTLE_S = 0.0              # s: before the lead-in (a longer stay folded drifts the pitch)
 GESTURE_LEAD_S = 0.5                # s: the folded front feet move to the gestures' start
 PAST_VERTICAL = math.pi / 2         # rad nose up: the trunk has gone over, whatever its reference
@@ -120,6 +122,9 @@ class TwoLegStand(Behaviour):
         self.swing_stopped: int | None = None   # the tick a contact stopped the swing
         self.swing_contacts = 0
         self.deaf_until = 0
+        self.rear_clock = 0.0                # s: the rear-up reference's clock (_rear_reference)
+        # (pitch, rate) the height follows instead of the trunk's (rear_lead)
+        self.height_pitch: tuple[float, float] | None = None
 
     # -- the mode's interface ----------------------------------------------
     def refuses(self, block: Block) -> str | None:
@@ -218,6 +223,8 @@ class TwoLegStand(Behaviour):
 
     def _after_kneel(self, ctx: TickContext) -> None:
         self._start_balance(ctx)
+        self.rear_clock = 0.0
+        self.height_pitch = None
         self.front0 = ctx.q[:6].copy()
         self.front1 = np.tile(np.array(self.plan.tuck), 2)
         self._begin(ctx, "rear")
@@ -298,14 +305,14 @@ class TwoLegStand(Behaviour):
 
     def _rear(self, ctx: TickContext) -> None:
         p = self.plan
-        t = self._elapsed(ctx) - 0.3
-        pitch_ref = min_jerk(t, p.rear_s - 0.3, float(self.ref0[0]), -p.pitch)
+        pitch_ref = self._rear_reference(ctx)
         # The front feet leave as the balance takes the body back over the
         # rear feet; then they fold.
         front = self.front0 + (self.front1 - self.front0) * smooth((self._elapsed(ctx) - 0.3) / 0.5)
         if not self._balance_tick(ctx, pitch_ref, 0.0, front):
             return
-        if self._over(ctx, p.rear_s):
+        if self._rear_done(ctx):
+            self.height_pitch = None
             if -self.balance.pitch < p.min_pitch:
                 self._fail(ctx, f"did not rear up: the nose was {-self.balance.pitch:.2f} rad up "
                                 f"(min_pitch {p.min_pitch:g})")
@@ -317,6 +324,37 @@ class TwoLegStand(Behaviour):
             self.swing_contacts = 0
             self.deaf_until = 0
             self._begin(ctx, "greet")
+
+    def _rear_reference(self, ctx: TickContext) -> Ref:
+        """The rear-up's pitch reference: minimum jerk from where the balance
+        began to `pitch` over rear_s - 0.3 s, after 0.3 s still. With
+        `rear_lead` its clock (`rear_clock`, s) slows as the trunk lags it
+        and stops at that lag (full speed while the trunk keeps up or leads;
+        the rate and acceleration scale with the speed), and the height
+        follows this reference (`height_pitch`) rather than the trunk."""
+        p = self.plan
+        span, start, end = p.rear_s - 0.3, float(self.ref0[0]), -p.pitch
+        if p.rear_lead <= 0.0:
+            return min_jerk(self._elapsed(ctx) - 0.3, span, start, end)
+        speed = 1.0
+        if self.rear_clock > 0.3:
+            ahead = min_jerk(self.rear_clock - 0.3, span, start, end)
+            lag = self.balance.pitch - ahead.value         # > 0: the nose is behind it
+            speed = min(1.0, max(0.0, 1.0 - lag / p.rear_lead))
+        self.rear_clock += speed * self.robot.dt
+        ref = min_jerk(self.rear_clock - 0.3, span, start, end)
+        ref = Ref(ref.value, ref.rate * speed, ref.acc * speed * speed)
+        self.height_pitch = (ref.value, ref.rate)
+        return ref
+
+    def _rear_done(self, ctx: TickContext) -> bool:
+        """The rear-up's end: rear_s on the clock; with `rear_lead`, its
+        reference's clock 0.3 s past the reference's end (still), or
+        REAR_WAIT_S after rear_s whatever the trunk did."""
+        p = self.plan
+        if p.rear_lead <= 0.0:
+            return self._over(ctx, p.rear_s)
+        return self.rear_clock >= p.rear_s + 0.3 or self._over(ctx, p.rear_s + REAR_WAIT_S)
 
     def _greet(self, ctx: TickContext) -> None:
         if self.gait not in WAVE_GAITS:
@@ -471,17 +509,24 @@ class TwoLegStand(Behaviour):
         legs, in proportion. Tied to the measured pitch, not to the clock,
         the height stays one the legs can reach: a trunk that lags its pitch
         reference low does not have its hips pushed up past the legs' reach,
-        nor a trunk coming down its rear knees pressed to the ground."""
+        nor a trunk coming down its rear knees pressed to the ground. A
+        governed rear-up (`rear_lead`) ties it to its reference instead, which
+        the trunk keeps near; rearing up, `rear_height_ease` k gives the
+        height 1 - (1 - s)^k of its rise at a share s of the pitch's."""
         bal, p = self.balance, self.plan
         p0, h0 = float(self.ref0[0]), float(self.ref0[1])
         p1, h1 = -p.pitch, p.height
-        share = (bal.pitch - p0) / (p1 - p0)
+        pitch, rate = (bal.pitch, float(bal.rates[1])) if self.height_pitch is None else self.height_pitch
+        share = (pitch - p0) / (p1 - p0)
         if share <= 0.0:
             return Ref(h0)
         if share >= 1.0:
             return Ref(h1)
-        slope = (h1 - h0) / (p1 - p0)
-        return Ref(h0 + (h1 - h0) * share, slope * float(bal.rates[1]))
+        k = p.rear_height_ease if self.stage == "rear" else 1.0
+        if k == 1.0:
+            return Ref(h0 + (h1 - h0) * share, (h1 - h0) / (p1 - p0) * rate)
+        slope = (h1 - h0) * k * (1.0 - share) ** (k - 1.0) / (p1 - p0)
+        return Ref(h0 + (h1 - h0) * (1.0 - (1.0 - share) ** k), slope * rate)
 
     def _stand_pose(self) -> np.ndarray:
         """(dx, dz, 0): the body over the middle of the feet at the stand height."""

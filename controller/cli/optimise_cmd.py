@@ -53,7 +53,9 @@ the config's `scripts.trajectories`, its mode-16 gaits and
 lands, how high it rides on two legs, how hard its balance pushes), played
 as the scorecard's row "two-leg stand (64/0)" in its five worlds (--nominal:
 the unchanged one) and judged by that row's checks, from CyberDog 2's or
-Go2's figures scaled to the robot (or the config's own); -o names the
+Go2's figures scaled to the robot, each also as a robot that kneels on its
+calves needs them (docs/SCRIPTS.md "Two-leg stand"), or from the config's
+own; -o names the
 config to write beside --config, which it extends with the section and
 mode 64. The mass model the stand balances with is read from the robot's
 MJCF or physics file unless the config writes `mass_model`.

@@ -28,6 +28,9 @@ from controller.motion.forces import GRAVITY, leg_torques
 from controller.robot.config.two_leg import MassModel, TwoLegGains
 from controller.robot.kinematics import QuadrupedKinematics
 
+ROLL_FILTER_S = 0.1     # s: low-pass of a shank's turn on the floor (_rolling_moment)
+ROLL_RATE = 0.3         # rad/s: a shank turning this fast rolls its foot at 76 % of the full moment
+
 
 def lqr_gain(A: np.ndarray, B: np.ndarray, Q: np.ndarray, R: np.ndarray, dt: float,
              tolerance: float = 1e-12, iterations: int = 100) -> np.ndarray:
@@ -181,6 +184,7 @@ class TwoLegBalance:
         self.vx = self.vz = self.vy = 0.0
         self.pitch = self.roll = self.yaw = 0.0
         self.rates = np.zeros(3)
+        self.shank_rates = np.zeros(len(self.LEGS))   # rad/s, low-passed (_rolling_moment)
 
     def gain(self, h: float) -> np.ndarray:
         """The LQR row for a centre of mass h above the feet (interpolated)."""
@@ -200,6 +204,7 @@ class TwoLegBalance:
         """The next `measure` starts the centre of mass's rate afresh."""
         self.started = False
         self.fx = 0.0
+        self.shank_rates[:] = 0.0
 
     def measure(self, rot: np.ndarray, gyro: np.ndarray, feet: np.ndarray,
                 jacobian: np.ndarray, q: np.ndarray, qd: np.ndarray) -> None:
@@ -244,6 +249,29 @@ class TwoLegBalance:
         self.rates = w
         self._heading = heading
         self._rh = rh
+        if self.g.foot_rolling > 0.0:
+            self.x += self._rolling_moment(qd) / (self.m * -GRAVITY[2])
+
+    def _rolling_moment(self, qd: np.ndarray) -> float:
+        """The pitch moment (nose down positive) the rear feet's rolling
+        resistance puts on the robot: each foot's load times `foot_rolling`
+        against the way its shank turns on the floor (the trunk's pitch rate
+        less the leg's hip and knee rates, low-passed over ROLL_FILTER_S so
+        that the trunk's own quick turns do not feed back through it; tanh
+        over ROLL_RATE: a foot at rest holds whatever moment it must, which
+        is not known, so none is assumed). The ground pushes at the centre of
+        pressure, moment / weight behind (nose up) or ahead of the foot's
+        centre: the centre of mass is measured from there. Without it Go1's
+        rubber toes (0.01 m) turned the trunk nose up past the vertical as
+        its legs straightened on two legs (docs/SCRIPTS.md "Two-leg stand")."""
+        a = self.dt / (self.dt + ROLL_FILTER_S)
+        moment = 0.0
+        for i, leg in enumerate(self.LEGS):
+            turn = float(self.rates[1]) - float(qd[3 * leg + 1]) - float(qd[3 * leg + 2])
+            self.shank_rates[i] += a * (turn - self.shank_rates[i])
+            load = max(float(self.forces[leg, 2]), 0.0)
+            moment -= self.g.foot_rolling * load * math.tanh(self.shank_rates[i] / ROLL_RATE)
+        return moment
 
     def step(self, rot: np.ndarray, feet: np.ndarray, jacobian: np.ndarray, q: np.ndarray,
              pitch: Ref, height: Ref, x_ref: float, yaw_ref: float,

@@ -15,7 +15,9 @@ depth below their lowest point is the figure. The feet are the geoms
 the simulator finds a maker's unnamed feet).
 
 Read at config load, once: a figure of the model, as its masses are
-(controller/robot/mjcf_figures.py), never the running simulation's.
+(controller/robot/mjcf_figures.py), never the running simulation's. So is
+the feet's rolling friction (feet_rolling_friction), which the two-leg
+stand's balance allows for (`two_leg.balance.foot_rolling`).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.reader import ConfigError
 from controller.robot.kinematics import QuadrupedKinematics
-from controller.robot.mjcf_figures import end_geom, floating_body, leg_end_slots, maker_spec
+from controller.robot.mjcf_figures import compile_mjcf, end_geom, floating_body, leg_end_slots, maker_spec
 
 SETTLE_S = 1.5                     # s of standing before the depth is read
 HOLD_KP, HOLD_KD = 400.0, 10.0     # N m/rad, N m s/rad: the joints held at the stand
@@ -52,22 +54,9 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
         raise ConfigError(f"{where}: {own} does not load: {exc}") from exc
     data = mujoco.MjData(model)
     ids = [model.joint(str(n)).id for n in joints]      # checked by joint_damping's loader
-    foot_ids = []
-    if isinstance(feet, dict):
-        for leg in legs:
-            g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, str(feet.get(leg)))
-            if g < 0:
-                raise ConfigError(f"{path}: sim.mjcf_feet.{leg}: no geom named {feet.get(leg)!r} in the model")
-            foot_ids.append(g)
-    else:
-        # Unnamed feet (Menagerie's `class="foot"`): the collision geom at
-        # each leg's end, as the simulator finds them (sim/own_model.py).
-        mujoco.mj_forward(model, data)
-        for slot in leg_end_slots(len(legs), joint_map.order):
-            g = end_geom(model, data, ids[slot])
-            if g is None:
-                return 0.0                              # the simulator says why, when it builds the body
-            foot_ids.append(g)
+    foot_ids = foot_geoms(model, data, path, feet, legs, ids, joint_map)
+    if foot_ids is None:
+        return 0.0                                      # the simulator says why, when it builds the body
     qadr = np.array([model.jnt_qposadr[j] for j in ids])
     dadr = np.array([model.jnt_dofadr[j] for j in ids])
     kin = QuadrupedKinematics(geometry)
@@ -85,3 +74,44 @@ def measured_foot_sink(path: Path, sim: dict[str, Any], legs: list[str], geometr
         mujoco.mj_step(model, data)
     depths = [float(model.geom_size[g][0]) - float(data.geom_xpos[g][2]) for g in foot_ids]
     return max(0.0, float(np.mean(depths)))
+
+
+def foot_geoms(model: Any, data: Any, path: Path, feet: Any, legs: list[str], joint_ids: list[int],
+               joint_map: Any) -> list[int] | None:
+    """The feet's geom ids, one per leg: the geoms `sim.mjcf_feet` names,
+    else (Menagerie's unnamed `class="foot"`) the collision geom at each
+    leg's end, as the simulator finds them (sim/own_model.py); None when a
+    leg has none."""
+    import mujoco
+    if isinstance(feet, dict):
+        out = []
+        for leg in legs:
+            g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, str(feet.get(leg)))
+            if g < 0:
+                raise ConfigError(f"{path}: sim.mjcf_feet.{leg}: no geom named {feet.get(leg)!r} in the model")
+            out.append(g)
+        return out
+    mujoco.mj_forward(model, data)
+    ends = [end_geom(model, data, joint_ids[slot]) for slot in leg_end_slots(len(legs), joint_map.order)]
+    return None if any(g is None for g in ends) else [int(g) for g in ends if g is not None]
+
+
+def feet_rolling_friction(path: Path, sim: dict[str, Any], legs: list[str], joint_map: Any) -> float:
+    """The rolling friction (m: the moment per newton of load that resists a
+    foot rolling on the floor) of the robot's feet in its own MJCF: the
+    third friction figure of a foot geom whose contacts have six dimensions
+    (condim 6, Menagerie's Go1: 0.01), their mean; 0 when the feet do not
+    roll against friction (condim under 6) or are not found."""
+    import mujoco
+    joints = sim.get("mjcf_joints")
+    if not isinstance(joints, list):
+        return 0.0
+    own = (path.parent / str(sim["mjcf"])).resolve()
+    model = compile_mjcf(own, f"{path}: sim.mjcf")
+    data = mujoco.MjData(model)
+    ids = [model.joint(str(n)).id for n in joints]
+    foot_ids = foot_geoms(model, data, path, sim.get("mjcf_feet"), legs, ids, joint_map)
+    if not foot_ids:
+        return 0.0
+    rolling = [float(model.geom_friction[g][2]) if int(model.geom_condim[g]) >= 6 else 0.0 for g in foot_ids]
+    return float(np.mean(rolling))

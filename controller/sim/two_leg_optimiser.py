@@ -32,6 +32,7 @@ from controller.robot.config import Config, load_config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.scripts import ScriptedModeConfig, ScriptsConfig
 from controller.robot.config.two_leg import TwoLegConfig, TwoLegGains, TwoLegPlan
+from controller.robot.foot_sink import feet_rolling_friction
 from controller.robot.mjcf_mass_model import derived_mass_model
 from controller.sim.motion_optimiser import Result, local_cores
 from controller.sim.workers import Workers
@@ -68,7 +69,7 @@ class Figure:
 
 
 FIGURES = (
-    Figure("kneel_height", 0.70, 1.00, 0.875, 0.964, "stand"),   # 0.21 m of a 0.24 stand; 0.27 of 0.28
+    Figure("kneel_height", 0.70, 1.15, 0.875, 0.964, "stand"),   # 0.21 m of a 0.24 stand; 0.27 of 0.28
     Figure("kneel_pitch", -0.10, 0.40, 0.25, 0.10),              # rad nose up
     Figure("rear_s", 1.5, 4.0, 2.3, 2.9),
     Figure("height", 0.90, 1.40, 1.259, 1.103, "leg"),           # 0.37 m over 0.294 m legs; 0.47 over 0.426
@@ -82,8 +83,18 @@ FIGURES = (
     Figure("q_pitch", 0.08, 0.40, 0.165, 0.165, balance=True),    # rad
     Figure("q_x", 0.02, 0.12, 0.06, 0.06, balance=True),          # m
     Figure("q_vx", 0.5, 3.0, 1.4, 1.4, balance=True),             # m/s
+    Figure("rear_lead", 0.0, 0.3, 0.0, 0.0),                      # rad; 0: the reference on the clock
+    Figure("rear_height_ease", 1.0, 3.0, 1.0, 1.0),
 )
 REFERENCES = ("cyberdog2", "go2")
+# Each reference is also started from as a robot that kneels on its calves
+# would need it (docs/SCRIPTS.md "Two-leg stand", where Go1's rear-up was
+# made to work by hand): kneeling level and higher than it stands, so that
+# its shanks stand as steep as the legs allow; rearing up slower, to a
+# lower pitch, the reference waiting for a trunk the calves hold back and
+# the legs straightening early. In the figures' units.
+KNEELING_ON_CALVES = {"kneel_height": 1.1, "kneel_pitch": 0.0, "rear_s": 3.0, "pitch": 1.2,
+                      "rear_lead": 0.1, "rear_height_ease": 2.0}
 
 
 def units(cfg: Config) -> dict[str, float]:
@@ -102,12 +113,20 @@ def bounds(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
 
 def start_values(cfg: Config, reference: str) -> np.ndarray:
     """A start of the search: the config's own `two_leg` figures
-    (`reference` "own"), or a reference robot's (REFERENCES) scaled to this one."""
+    (`reference` "own"), or a reference robot's (REFERENCES) scaled to this
+    one, "<reference> on calves" with KNEELING_ON_CALVES laid over them."""
     if reference == "own":
         plan, gains = cfg.two_leg.plan, cfg.two_leg.gains
         return np.array([getattr(gains if f.balance else plan, f.key) for f in FIGURES], dtype=float)
     u = units(cfg)
-    return np.array([getattr(f, reference) * u[f.unit] for f in FIGURES])
+    name, _, variant = reference.partition(" ")
+    over = KNEELING_ON_CALVES if variant == "on calves" else {}
+    return np.array([over.get(f.key, getattr(f, name)) * u[f.unit] for f in FIGURES])
+
+
+def starts_of(cfg: Config) -> list[str]:
+    """The references the search starts from (start_values)."""
+    return [*REFERENCES, *(f"{r} on calves" for r in REFERENCES)]
 
 
 def figures_of(cfg: Config, x: Sequence[float] | np.ndarray) -> tuple[TwoLegPlan, TwoLegGains]:
@@ -124,12 +143,17 @@ def figures_of(cfg: Config, x: Sequence[float] | np.ndarray) -> tuple[TwoLegPlan
 
 def with_two_leg(cfg: Config, plan: TwoLegPlan, gains: TwoLegGains) -> Config:
     """The config playing mode 64 (gaits GAITS) with this plan and balance
-    (and the mass model of its MJCF or physics file when it writes none,
-    as the loader derives it for a config that plays kind two_leg)."""
+    (and the mass model of its MJCF or physics file when it writes none, and
+    its MJCF feet's rolling friction, as the loader derives them for a
+    config that plays kind two_leg)."""
     mode = ScriptedModeConfig({g: () for g in GAITS}, "parts", 0.0, True, "two_leg")
     scripts = cfg.scripts or ScriptsConfig((), 15, None, (), frozenset(), {})
     scripts = replace(scripts, modes={**scripts.modes, 64: mode})
     mass_model = cfg.mass_model or derived_mass_model(cfg.path, cfg.robot, cfg.sim, cfg.geometry, cfg.joint_map)
+    if gains.foot_rolling == 0.0 and "mjcf" in cfg.sim:
+        # as the loader reads it for a config that plays kind two_leg
+        gains = replace(gains, foot_rolling=round(feet_rolling_friction(cfg.path, cfg.sim, cfg.legs,
+                                                                        cfg.joint_map), 5))
     return replace(cfg, two_leg=TwoLegConfig(plan, gains), scripts=scripts, mass_model=mass_model)
 
 
@@ -212,7 +236,7 @@ def optimise(config_path: str, worlds: Sequence[dict[str, Any]], generations: in
     passed there at once and then in all five (docs/SCRIPTS.md)."""
     cfg = load_config(config_path)
     low, high = bounds(cfg)
-    starts = [start_values(cfg, "own")] if own_start else [start_values(cfg, r) for r in REFERENCES]
+    starts = [start_values(cfg, "own")] if own_start else [start_values(cfg, r) for r in starts_of(cfg)]
     stages: list[tuple[list[dict[str, Any]], float]] = [(list(worlds), TARGET_COST)]
     if len(worlds) > 1:
         stages.insert(0, ([{}], PASS_COST))
@@ -268,7 +292,8 @@ def section(cfg: Config, x: Sequence[float] | np.ndarray, result: Result, comman
              "# The mass model is read from the robot's MJCF or physics file unless the config writes one.",
              "two_leg:"]
     for key in ("kneel_s", "kneel_height", "kneel_pitch", "rear_s", "pitch", "height", "min_pitch", "greet_s",
-                "wave", "reach_s", "land_s", "lean_s", "stand_s", "pitch_integral"):
+                "wave", "reach_s", "land_s", "lean_s", "stand_s", "pitch_integral", "rear_lead",
+                "rear_height_ease"):
         mark = "   # searched" if key in searched else ""
         lines.append(f"  {key}: {float(getattr(plan, key)):g}{mark}")
     lines.append("  balance:")

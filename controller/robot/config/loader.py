@@ -176,7 +176,27 @@ def load_config(path: str | Path | None = None) -> Config:
         scaled=scaled_keys(r.data) if kind == "quadruped" else (),
         **body,
     )
-    return _with_foot_sink(r, config)
+    return _with_foot_rolling(r, _with_foot_sink(r, config))
+
+
+def _with_foot_rolling(r: Reader, config: Config) -> Config:
+    """A quadruped on its own MJCF that plays the two-leg stand and does not
+    write `two_leg.balance.foot_rolling` gets its feet's rolling friction
+    from the model (controller/robot/foot_sink.py feet_rolling_friction)."""
+    scripts = config.scripts
+    if (config.kind != "quadruped" or "mjcf" not in config.sim or scripts is None
+            or not any(m.kind == "two_leg" for m in scripts.modes.values())):
+        return config
+    two_leg = r.data.get("two_leg")
+    balance = two_leg.get("balance") if isinstance(two_leg, dict) else None
+    if isinstance(balance, dict) and "foot_rolling" in balance:
+        return config
+    from controller.robot.foot_sink import feet_rolling_friction  # MuJoCo, only for a robot's own model
+    rolling = feet_rolling_friction(config.path, config.sim, config.legs, config.joint_map)
+    if rolling <= 0.0:
+        return config
+    gains = replace(config.two_leg.gains, foot_rolling=round(rolling, 5))
+    return replace(config, two_leg=replace(config.two_leg, gains=gains))
 
 
 def _with_foot_sink(r: Reader, config: Config) -> Config:

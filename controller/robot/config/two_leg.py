@@ -53,6 +53,11 @@ class TwoLegGains:
     # driven by the last force) before the gain acts on it: the motors apply
     # a force some time after the state it was computed from was read.
     latency_s: float = 0.0
+    # m: how far the rear feet's rolling resistance moves their centre of
+    # pressure, a moment of this times the load against a foot that rolls
+    # on the floor (MuJoCo's rolling friction, a maker's rubber toe): read
+    # from the robot's MJCF when not written (config loader), 0 for none.
+    foot_rolling: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,15 @@ class TwoLegPlan:
     lose_pitch: float = 0.7          # trunk this far off its reference: lost
     pitch_integral: float = 0.008    # m per rad s: slow correction of the centre of mass model
     joint_friction: float = 0.246    # N m: a joint's dry friction (gestures 6 and 7 feel past it)
+    # rad; 0: the rear-up's pitch reference runs on the clock. Above 0 its
+    # clock slows while the trunk lags it, stopping at this lag (a trunk
+    # held back by a calf on the floor is waited for, not left behind), and
+    # the centre of mass's height follows that reference.
+    rear_lead: float = 0.0
+    # The height's share of its rise at a share s of the pitch's:
+    # 1 - (1 - s)^k. 1: in proportion; above 1 the legs straighten early,
+    # so a shank that lies flat kneeling stands up before the trunk does.
+    rear_height_ease: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +110,7 @@ PLAN_KEYS: dict[str, tuple[float, float]] = {
     "wave_hz": (0.1, 5.0), "reach_s": (0.1, 10.0), "land_s": (0.3, 10.0), "lean_s": (0.1, 10.0),
     "lean": (0.0, 0.1), "stand_s": (0.1, 10.0), "tuck": (-3.2, 3.2), "rear_kd": (0.0, 10.0),
     "lose_x": (0.01, 0.5), "lose_pitch": (0.1, 1.5), "pitch_integral": (0.0, 1.0),
-    "joint_friction": (0.0, 5.0),
+    "joint_friction": (0.0, 5.0), "rear_lead": (0.0, 1.0), "rear_height_ease": (1.0, 5.0),
 }
 BALANCE_KEYS: dict[str, tuple[float, float]] = {
     "q_x": (0.0001, 1.0), "q_pitch": (0.001, 3.0), "q_vx": (0.001, 10.0),
@@ -104,7 +118,7 @@ BALANCE_KEYS: dict[str, tuple[float, float]] = {
     "height_kd": (0.0, 500.0), "side_kp": (0.0, 2000.0), "side_kd": (0.0, 500.0),
     "roll_kp": (0.0, 2000.0), "roll_kd": (0.0, 500.0), "yaw_kp": (0.0, 2000.0),
     "yaw_kd": (0.0, 500.0), "velocity_filter_s": (0.0001, 0.1), "friction": (0.05, 2.0),
-    "latency_s": (0.0, 0.02),
+    "latency_s": (0.0, 0.02), "foot_rolling": (0.0, 0.05),
 }
 
 
