@@ -377,14 +377,16 @@ def test_rearing_up_the_height_can_rise_ahead_of_the_pitch():
     assert stand._height_for_pitch().value == pytest.approx(0.3)
 
 
-def test_a_config_that_plays_the_stand_on_its_own_mjcf_reads_the_toes_rolling_friction():
+def test_a_config_on_its_own_mjcf_reads_the_toes_rolling_friction():
     """The loader: Go1's optimised config plays mode 64 and writes no
-    `foot_rolling`, so it is its model's (0.01 m); written, it overrides."""
+    `foot_rolling`, so it is its model's (0.01 m), as in go1.yaml, which
+    does not play it; written, it overrides."""
     shipped = Path(CFG.path).parent / "go1_optimised.yaml"
     cfg = load_config(shipped)
     assert cfg.scripts is not None and cfg.scripts.modes[64].kind == "two_leg"
     assert "foot_rolling" not in shipped.read_text()
     assert cfg.two_leg.gains.foot_rolling == pytest.approx(0.01)
+    assert load_config(Path(CFG.path).parent / "go1.yaml").two_leg.gains.foot_rolling == pytest.approx(0.01)
     from controller.robot.config.loader import _with_foot_rolling
     none = dataclasses.replace(cfg, two_leg=dataclasses.replace(
         cfg.two_leg, gains=dataclasses.replace(cfg.two_leg.gains, foot_rolling=0.0)))

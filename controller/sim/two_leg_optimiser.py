@@ -32,7 +32,6 @@ from controller.robot.config import Config, load_config
 from controller.robot.config.quadruped import Geometry
 from controller.robot.config.scripts import ScriptedModeConfig, ScriptsConfig
 from controller.robot.config.two_leg import TwoLegConfig, TwoLegGains, TwoLegPlan
-from controller.robot.foot_sink import feet_rolling_friction
 from controller.robot.mjcf_mass_model import derived_mass_model
 from controller.sim.motion_optimiser import Result, local_cores
 from controller.sim.workers import Workers
@@ -124,9 +123,7 @@ def start_values(cfg: Config, reference: str) -> np.ndarray:
     return np.array([over.get(f.key, getattr(f, name)) * u[f.unit] for f in FIGURES])
 
 
-def starts_of(cfg: Config) -> list[str]:
-    """The references the search starts from (start_values)."""
-    return [*REFERENCES, *(f"{r} on calves" for r in REFERENCES)]
+STARTS = (*REFERENCES, *(f"{r} on calves" for r in REFERENCES))   # the search's starts (start_values)
 
 
 def figures_of(cfg: Config, x: Sequence[float] | np.ndarray) -> tuple[TwoLegPlan, TwoLegGains]:
@@ -143,17 +140,13 @@ def figures_of(cfg: Config, x: Sequence[float] | np.ndarray) -> tuple[TwoLegPlan
 
 def with_two_leg(cfg: Config, plan: TwoLegPlan, gains: TwoLegGains) -> Config:
     """The config playing mode 64 (gaits GAITS) with this plan and balance
-    (and the mass model of its MJCF or physics file when it writes none, and
-    its MJCF feet's rolling friction, as the loader derives them for a
-    config that plays kind two_leg)."""
+    (and the mass model of its MJCF or physics file when it writes none,
+    as the loader derives it for a config that plays kind two_leg; the
+    feet's rolling friction comes with `gains`, the loader's)."""
     mode = ScriptedModeConfig({g: () for g in GAITS}, "parts", 0.0, True, "two_leg")
     scripts = cfg.scripts or ScriptsConfig((), 15, None, (), frozenset(), {})
     scripts = replace(scripts, modes={**scripts.modes, 64: mode})
     mass_model = cfg.mass_model or derived_mass_model(cfg.path, cfg.robot, cfg.sim, cfg.geometry, cfg.joint_map)
-    if gains.foot_rolling == 0.0 and "mjcf" in cfg.sim:
-        # as the loader reads it for a config that plays kind two_leg
-        gains = replace(gains, foot_rolling=round(feet_rolling_friction(cfg.path, cfg.sim, cfg.legs,
-                                                                        cfg.joint_map), 5))
     return replace(cfg, two_leg=TwoLegConfig(plan, gains), scripts=scripts, mass_model=mass_model)
 
 
@@ -236,7 +229,7 @@ def optimise(config_path: str, worlds: Sequence[dict[str, Any]], generations: in
     passed there at once and then in all five (docs/SCRIPTS.md)."""
     cfg = load_config(config_path)
     low, high = bounds(cfg)
-    starts = [start_values(cfg, "own")] if own_start else [start_values(cfg, r) for r in starts_of(cfg)]
+    starts = [start_values(cfg, "own")] if own_start else [start_values(cfg, r) for r in STARTS]
     stages: list[tuple[list[dict[str, Any]], float]] = [(list(worlds), TARGET_COST)]
     if len(worlds) > 1:
         stages.insert(0, ([{}], PASS_COST))

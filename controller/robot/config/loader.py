@@ -180,12 +180,11 @@ def load_config(path: str | Path | None = None) -> Config:
 
 
 def _with_foot_rolling(r: Reader, config: Config) -> Config:
-    """A quadruped on its own MJCF that plays the two-leg stand and does not
-    write `two_leg.balance.foot_rolling` gets its feet's rolling friction
-    from the model (controller/robot/foot_sink.py feet_rolling_friction)."""
-    scripts = config.scripts
-    if (config.kind != "quadruped" or "mjcf" not in config.sim or scripts is None
-            or not any(m.kind == "two_leg" for m in scripts.modes.values())):
+    """A quadruped on its own MJCF that does not write
+    `two_leg.balance.foot_rolling` gets its feet's rolling friction from the
+    model (controller/robot/foot_sink.py feet_rolling_friction), as it gets
+    their sink: a figure of the model, whichever mode uses it."""
+    if config.kind != "quadruped" or "mjcf" not in config.sim:
         return config
     two_leg = r.data.get("two_leg")
     balance = two_leg.get("balance") if isinstance(two_leg, dict) else None
